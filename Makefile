@@ -1,0 +1,30 @@
+# Two entry points (see README): `make repro` runs the main job, `make test` runs the tests.
+# Both create .venv and install the project first, so they work on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: install repro snakemake test clean
+
+$(BIN)/gpt1: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch first and pinned: an unpinned resolve would pull several GB of CUDA packages.
+	$(BIN)/pip install --quiet "torch==2.13.0"
+	$(BIN)/pip install --quiet -e ".[test]"
+	touch $@
+
+install: $(BIN)/gpt1
+
+repro: install
+	dvc repro
+
+snakemake: install
+	snakemake --cores 8
+
+test: install
+	pytest -q
+
+clean:
+	rm -rf $(VENV) data logs dvclive .snakemake

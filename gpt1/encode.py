@@ -1,0 +1,65 @@
+"""Stage `tokenize`: corpus splits -> flat binary token arrays that pretraining memory-maps.
+
+Documents are concatenated (GPT-1 trains on contiguous text), separated by GPT-1's line-break token.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from gpt1.atomic import atomic_directory
+from gpt1.bpe import END_OF_WORD, Gpt1Bpe, read_corpus
+
+log = logging.getLogger(__name__)
+SPLITS = ("train", "val")
+
+
+def token_dtype(vocab_size: int) -> np.dtype:
+    return np.dtype(np.uint16) if vocab_size <= np.iinfo(np.uint16).max + 1 else np.dtype(np.uint32)
+
+
+def load_tokens(folder: Path, split: str) -> np.memmap:
+    """Memory-map a split written by this stage."""
+    meta = json.loads((Path(folder) / "meta.json").read_text())
+    return np.memmap(Path(folder) / f"{split}.bin", dtype=np.dtype(meta["dtype"]), mode="r")
+
+
+def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype) -> dict:
+    separator = bpe.encoder.get("\n" + END_OF_WORD)
+    started, tokens, characters = time.perf_counter(), 0, 0
+    documents = list(read_corpus(corpus))
+    with open(destination, "wb") as out:
+        encoded = bpe.encode_many(documents, already_clean=True)  # prepare already ran GPT-1's clean-up
+        for document, ids in tqdm(zip(documents, encoded), total=len(documents), desc=f"encode {corpus.stem}",
+                                  unit="doc", disable=None):
+            if separator is not None and tokens:
+                ids = [separator, *ids]
+            np.asarray(ids, dtype=dtype).tofile(out)
+            tokens += len(ids)
+            characters += len(document)
+    seconds = time.perf_counter() - started
+    return {"documents": len(documents), "tokens": tokens, "characters": characters,
+            "encode_seconds": seconds}
+
+
+def run(corpus: Path = Path("data/corpus"), bpe_folder: Path = Path("data/bpe"),
+        out: Path = Path("data/tokens")) -> dict:
+    bpe = Gpt1Bpe.load(bpe_folder)
+    dtype = token_dtype(bpe.vocab_size)
+    meta: dict = {"dtype": dtype.name, "vocab_size": bpe.vocab_size}
+    with atomic_directory(out) as staging:
+        for split in SPLITS:
+            stats = encode_split(bpe, corpus / f"{split}.jsonl", staging / f"{split}.bin", dtype)
+            seconds = stats.pop("encode_seconds")
+            log.info("%s: %d documents, %d tokens (%.2f characters/token) in %.1f s: %.0f tokens/s",
+                     split, stats["documents"], stats["tokens"], stats["characters"] / max(stats["tokens"], 1),
+                     seconds, stats["tokens"] / seconds)
+            meta[split] = stats  # timings go to the log only, so the outputs stay byte-identical across runs
+        (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return meta

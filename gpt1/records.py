@@ -1,0 +1,115 @@
+"""One record type per task family, the task description, and their JSONL files.
+
+Every task, embedded or from the paper profile, ends up as `data/tasks/<task>/{train,dev,test}.jsonl`
+plus `task.json`, so fine-tuning and evaluation never see where the data came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Literal, Union
+
+from gpt1.atomic import atomic_write_text
+from gpt1.errors import UserError
+
+Family = Literal["classification", "entailment", "similarity", "multiple_choice"]
+Metric = Literal["accuracy", "f1", "matthews", "pearson", "spearman"]
+SPLITS = ("train", "dev", "test")
+
+
+@dataclass(frozen=True)
+class ClassificationExample:
+    text: str
+    label: int
+
+
+@dataclass(frozen=True)
+class EntailmentExample:
+    premise: str
+    hypothesis: str
+    label: int
+
+
+@dataclass(frozen=True)
+class SimilarityExample:
+    """A sentence pair; `label` is a class index (MRPC, QQP) or a score (STS-B) per the task's spec."""
+
+    a: str
+    b: str
+    label: float
+
+
+@dataclass(frozen=True)
+class MultipleChoiceExample:
+    context: str
+    choices: tuple[str, ...]
+    label: int
+
+
+Example = Union[ClassificationExample, EntailmentExample, SimilarityExample, MultipleChoiceExample]
+RECORD_TYPES: dict[str, type] = {
+    "classification": ClassificationExample,
+    "entailment": EntailmentExample,
+    "similarity": SimilarityExample,
+    "multiple_choice": MultipleChoiceExample,
+}
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What a task is: its family, label names (empty for a regression target), and paper metrics."""
+
+    name: str
+    family: Family
+    labels: tuple[str, ...]
+    metrics: tuple[Metric, ...]
+    source: str
+    stands_for: str = ""
+
+    @property
+    def is_regression(self) -> bool:
+        return self.family == "similarity" and not self.labels
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=2) + "\n"
+
+    @classmethod
+    def from_file(cls, path: Path) -> "TaskSpec":
+        raw = json.loads(Path(path).read_text())
+        raw["labels"] = tuple(raw["labels"])
+        raw["metrics"] = tuple(raw["metrics"])
+        return cls(**raw)
+
+
+def texts_of(example: Example) -> list[str]:
+    """Every piece of text in an example (used for decontamination)."""
+    if isinstance(example, ClassificationExample):
+        return [example.text]
+    if isinstance(example, EntailmentExample):
+        return [example.premise, example.hypothesis]
+    if isinstance(example, SimilarityExample):
+        return [example.a, example.b]
+    return [example.context, *example.choices]
+
+
+def write_examples(path: Path, examples: Iterable[Example]) -> None:
+    lines = [json.dumps(dataclasses.asdict(e), ensure_ascii=False) for e in examples]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+
+
+def read_examples(path: Path, family: Family) -> list[Example]:
+    record_type = RECORD_TYPES[family]
+    examples = []
+    with open(path, encoding="utf-8") as handle:
+        for row_number, line in enumerate(handle, start=1):
+            try:
+                raw = json.loads(line)
+                if "choices" in raw:
+                    raw["choices"] = tuple(raw["choices"])
+                examples.append(record_type(**raw))
+            except (json.JSONDecodeError, TypeError) as error:
+                raise UserError(f"{path}:{row_number}: not a {family} record ({error}); re-run `gpt1 prepare`") from None
+    return examples

@@ -1,0 +1,46 @@
+"""Task definitions and their fixed, seeded train/dev/test splits.
+
+A task definition says which sources it reads and how to turn their raw files into labelled examples
+(`load`). Upstream splits are kept where they carry labels; a missing labelled test split is replaced
+by the upstream dev split, and a missing dev split is carved from train with the project's seed.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from gpt1.errors import UserError
+from gpt1.records import SPLITS, Example, TaskSpec
+
+Loader = Callable[[Path], dict[str, list[Example]]]
+
+
+@dataclass(frozen=True)
+class TaskDefinition:
+    spec: TaskSpec
+    sources: tuple[str, ...]  # names of the sources (catalogue entries) whose files `load` reads
+    load: Loader  # data/raw -> labelled splits found upstream ("train" required; "dev", "test" optional)
+
+
+def make_splits(found: dict[str, list[Example]], task: str, seed: int, dev_fraction: float,
+                test_fraction: float) -> dict[str, list[Example]]:
+    """Fill in missing dev/test splits deterministically from train (seeded shuffle, then slice)."""
+    if not found.get("train"):
+        raise UserError(f"task '{task}': the training split is empty; check its source files in data/raw")
+    splits = {name: list(examples) for name, examples in found.items() if examples}
+    if "test" not in splits and "dev" in splits:
+        splits["test"] = splits.pop("dev")
+    train = splits["train"]
+    random.Random(f"{seed}-{task}").shuffle(train)
+    wanted = [name for name in ("test", "dev") if name not in splits]
+    fractions = {"test": test_fraction, "dev": dev_fraction}
+    for name in wanted:
+        size = max(1, round(len(found["train"]) * fractions[name]))
+        if size >= len(train):
+            raise UserError(f"task '{task}': {len(found['train'])} training examples are too few to carve a {name} split")
+        splits[name], train = train[:size], train[size:]
+    splits["train"] = train
+    return {name: splits[name] for name in SPLITS}
