@@ -8,7 +8,7 @@ attributes (`params.bpe.merges`), never raw dict keys.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -50,10 +50,64 @@ class BpeParams(Section):
     merges: int = Field(ge=1, le=65_000, description="number of BPE merges (40,000 in the paper)")
 
 
+class TransformerParams(Section):
+    """GPT-1's shape; the vocabulary size comes from the trained BPE (plus the special tokens)."""
+
+    n_positions: int = Field(ge=8, le=4096)
+    n_layer: int = Field(ge=1, le=96)
+    n_head: int = Field(ge=1)
+    d_model: int = Field(ge=8)
+    d_ff: int = Field(ge=8)
+    dropout: float = Field(ge=0, lt=1, description="embedding, attention and residual dropout")
+
+    @field_validator("n_head")
+    @classmethod
+    def _divides_width(cls, n_head: int, info) -> int:
+        d_model = info.data.get("d_model")
+        if d_model is not None and d_model % n_head:
+            raise ValueError(f"must divide model.d_model ({d_model})")
+        return n_head
+
+
+class LstmParams(Section):
+    """The paper's LSTM baseline (1 layer, 2048 units)."""
+
+    n_layer: int = Field(ge=1, le=8)
+    d_embed: int = Field(ge=8)
+    d_hidden: int = Field(ge=8)
+    dropout: float = Field(ge=0, lt=1)
+
+
+class OptimiserParams(Section):
+    max_lr: float = Field(gt=0, lt=1)
+
+
+class PretrainParams(Section):
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # auto: bf16 autocast on CUDA, fp32 on CPU
+    compile: bool = False
+    micro_batch_size: int = Field(ge=1, description="sequences per forward pass on one device")
+    tokens_per_update: int = Field(ge=1, description="tokens per optimizer step, all devices and accumulation")
+    max_steps: int = Field(ge=1)
+    warmup_steps: int = Field(ge=0)
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = Field(gt=0, default=1e-8)
+    weight_decay: float = Field(ge=0)
+    grad_clip: float = Field(gt=0)
+    eval_interval: int = Field(ge=1)
+    eval_tokens: int = Field(ge=1)
+    checkpoints: int = Field(ge=1, description="log-spaced checkpoints kept for the zero-shot analysis")
+    transformer: OptimiserParams
+    lstm: OptimiserParams
+
+
 class Params(Section):
     seed: int = Field(ge=0)
     data: DataParams
     bpe: BpeParams
+    model: TransformerParams
+    lstm: LstmParams
+    pretrain: PretrainParams
 
 
 def _format_error(error: ValidationError, source: str) -> str:

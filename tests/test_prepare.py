@@ -1,0 +1,117 @@
+"""Stage prepare: fixed task splits, malformed rows, and decontamination of the pretraining corpus."""
+
+import json
+
+import pytest
+import yaml
+
+from fixtures_embedded import BENCH, CLAIMS, GENSIM, QUESTIONS, REVIEWS, SNLI_PREMISES, write_embedded_raw
+from gpt1 import embedded, prepare
+from gpt1.config import parse_params
+from gpt1.errors import UserError
+from gpt1.records import read_examples, texts_of
+from gpt1.text import sentence_key, sentences
+
+TASK_FAMILIES = {"rt_polarity": "classification", "snli_100k": "entailment", "vitaminc": "entailment",
+                 "lee_similarity": "similarity", "social_iqa": "multiple_choice"}
+
+
+@pytest.fixture
+def params(repo_root):
+    raw = yaml.safe_load((repo_root / "params.yaml").read_text())
+    raw["data"]["task_dev_fraction"] = raw["data"]["task_test_fraction"] = 0.2
+    return parse_params(raw)
+
+
+@pytest.fixture
+def repo_root(request):
+    return request.config.rootpath
+
+
+def _run(params, tmp_path, corpus_extra=""):
+    raw = tmp_path / "raw"
+    write_embedded_raw(raw, corpus_extra)
+    prepare.run(params, raw=raw, tasks_out=tmp_path / "tasks", corpus_out=tmp_path / "corpus")
+    return tmp_path
+
+
+def test_tasks_get_fixed_seeded_splits(params, tmp_path):
+    first = _run(params, tmp_path / "a")
+    second = _run(params, tmp_path / "b")
+    for task, family in TASK_FAMILIES.items():
+        for split in ("train", "dev", "test"):
+            a = (first / "tasks" / task / f"{split}.jsonl").read_bytes()
+            assert a == (second / "tasks" / task / f"{split}.jsonl").read_bytes()
+            assert read_examples(first / "tasks" / task / f"{split}.jsonl", family), (task, split)
+    rt = [e for split in ("train", "dev", "test") for e in read_examples(first / "tasks/rt_polarity" / f"{split}.jsonl", "classification")]
+    assert len(rt) == len(REVIEWS)  # the zero-rated snippet is dropped
+    assert {e.label for e in rt if "wonderful" in e.text} == {1}
+    snli_test = read_examples(first / "tasks/snli_100k/test.jsonl", "entailment")
+    assert [e.premise for e in snli_test] == [p for i, p in enumerate(SNLI_PREMISES[24:], 24) if i % 4 != 3]
+
+
+def test_decontamination_removes_every_dev_and_test_sentence(params, tmp_path):
+    everything = " ".join(REVIEWS + SNLI_PREMISES + CLAIMS + QUESTIONS)
+    out = _run(params, tmp_path, corpus_extra=everything)
+    corpus_keys = set()
+    for split in ("train", "val"):
+        for line in (out / "corpus" / f"{split}.jsonl").read_text().splitlines():
+            corpus_keys.update(map(sentence_key, sentences(json.loads(line)["text"])))
+    evaluation, training = set(), set()
+    for task, family in TASK_FAMILIES.items():
+        for split, keys in (("dev", evaluation), ("test", evaluation), ("train", training)):
+            for example in read_examples(out / "tasks" / task / f"{split}.jsonl", family):
+                for text in texts_of(example):
+                    keys.update(k for k in map(sentence_key, sentences(text)) if k)
+    assert evaluation and not (evaluation & corpus_keys)
+    # Only evaluation sentences go: training sentences planted in the corpus stay.
+    assert (training - evaluation) & corpus_keys
+    stats = json.loads((out / "corpus" / "stats.json").read_text())
+    assert stats["total"]["decontaminated_sentences"] >= len(evaluation & set(map(sentence_key, sentences(everything))))
+
+
+def test_corpus_is_cleaned_and_deduplicated(params, tmp_path):
+    out = _run(params, tmp_path)
+    documents = [json.loads(line) for split in ("train", "val")
+                 for line in (out / "corpus" / f"{split}.jsonl").read_text().splitlines()]
+    texts = " ".join(d["text"] for d in documents)
+    assert "To be , or not to be , that is the question." in texts  # GPT-1's standardisation spaces commas
+    assert "[[" not in texts and "{{" not in texts and "'''" not in texts  # wiki markup stripped
+    assert "Ein deutscher Satz" not in texts  # only the English paragraph_segmentation block
+    # The 1,000 identical English fixture documents collapse to one copy of each paragraph.
+    assert texts.count("Paragraph 0 first sentence") == 1
+    assert texts.count("A new paragraph starts here and repeats in every document.") == 1
+    assert {d["part"] for d in documents} == set(params.data.corpus)
+
+
+@pytest.mark.parametrize("path, content, message", [
+    ("vader/hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt", "1\t2.0\tfine\n2\tbad\n",
+     r"movieReviewSnippets_GroundTruth.txt:2: expected 'id<TAB>score<TAB>text'"),
+    ("vader/hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt", "1\tgreat\tfine text\n",
+     r"movieReviewSnippets_GroundTruth.txt:1: 'great' is not a number"),
+    ("snli_subset/data/snli_1.0_test.jsonl",
+     '{"sentence1": "a", "sentence2": "b", "gold_label": "neutral"}\n{"sentence1": "a", "sentence2": "b", "gold_label": "maybe"}\n',
+     r"snli_1.0_test.jsonl:2: unknown label 'maybe'"),
+    ("snli_subset/data/snli_1.0_test.jsonl", '{"sentence1": "a", "gold_label": "neutral"}\n',
+     r"snli_1.0_test.jsonl:1: missing field 'sentence2'"),
+    (f"{BENCH}/social_iqa/task.json",
+     json.dumps({"examples": [{"input": "q", "target_scores": "{'a': 1, 'b': 1}"}]}),
+     r"social_iqa/task.json: example 1: expected exactly one correct choice"),
+    (f"{BENCH}/vitaminc_fact_verification/task.json",
+     json.dumps({"examples": [{"input": "T: e\nClaim: c", "target_scores": "{'Maybe': 1}"}]}),
+     r"vitaminc_fact_verification/task.json: example 1: unknown label 'Maybe'"),
+    (f"{GENSIM}/similarities0-1.txt", "1\t0.5\n", r"similarities0-1.txt:1: expected 10 similarities"),
+])
+def test_malformed_rows_stop_with_file_and_row(params, tmp_path, path, content, message):
+    raw = tmp_path / "raw"
+    write_embedded_raw(raw)
+    (raw / path).write_text(content)
+    with pytest.raises(UserError, match=message):
+        prepare.run(params, raw=raw, tasks_out=tmp_path / "tasks", corpus_out=tmp_path / "corpus")
+    assert not (tmp_path / "tasks").exists()  # nothing half-written
+
+
+def test_english_block_is_where_the_catalogue_says(tmp_path):
+    write_embedded_raw(tmp_path)
+    documents = list(embedded.read_wiki_paragraphs(tmp_path))
+    assert len(documents) == 1000 and documents[0].count("\n\n") == 1

@@ -1,0 +1,37 @@
+"""Stage tokenize: corpus splits -> memory-mapped token arrays that decode back to the text."""
+
+import json
+
+import numpy as np
+
+from gpt1 import bpe as bpe_module
+from gpt1 import encode
+from gpt1.text import clean
+
+
+def _corpus(folder, documents):
+    folder.mkdir(parents=True)
+    for split, docs in (("train", documents[:-2]), ("val", documents[-2:])):
+        lines = [json.dumps({"part": "test", "text": clean(d)}) for d in docs]
+        (folder / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_token_arrays_round_trip(english_documents, tmp_path):
+    _corpus(tmp_path / "corpus", english_documents)
+    trained = bpe_module.run(300, corpus=tmp_path / "corpus/train.jsonl", out=tmp_path / "bpe")
+    meta = encode.run(corpus=tmp_path / "corpus", bpe_folder=tmp_path / "bpe", out=tmp_path / "tokens")
+
+    assert meta["dtype"] == "uint16" and meta["vocab_size"] == trained.vocab_size
+    val = encode.load_tokens(tmp_path / "tokens", "val")
+    assert isinstance(val, np.memmap) and val.dtype == np.uint16
+    assert len(val) == meta["val"]["tokens"] == (tmp_path / "tokens/val.bin").stat().st_size // 2
+    # The two validation documents, joined by GPT-1's line-break token, decode to their words.
+    separator = trained.encoder["\n</w>"]
+    first, second = trained.encode(english_documents[-2]), trained.encode(english_documents[-1])
+    assert val.tolist() == first + [separator] + second
+    assert int(val.max()) < trained.vocab_size
+
+
+def test_dtype_widens_for_large_vocabularies():
+    assert encode.token_dtype(65_536) == np.uint16
+    assert encode.token_dtype(65_537) == np.uint32
