@@ -71,24 +71,40 @@ def _words(doc) -> list[str]:
 def train_merges(word_counts: Counter, merges: int) -> tuple[list[str], list[tuple[str, str]]]:
     """Train BPE on word counts; return GPT-1's base symbols and exactly `merges` merges."""
     characters = sorted({char for word in word_counts for char in word})
+    final_form = _word_final_forms(characters)
     # Ask for more than enough, then keep the first `merges`: BPE is greedy, so a prefix of the merge
     # list is exactly what a shorter training run would have produced.
     trainer = trainers.BpeTrainer(vocab_size=2 * len(characters) + merges + 1, min_frequency=1,
-                                  end_of_word_suffix=END_OF_WORD, show_progress=False)
-    tokenizer = Tokenizer(models.BPE(end_of_word_suffix=END_OF_WORD))
-    # No pre-tokenizer: each item is one word (spaCy's), including whitespace tokens such as "\n".
-    tokenizer.train_from_iterator(_repeat_words(word_counts), trainer=trainer, length=sum(word_counts.values()))
+                                  show_progress=False)
+    tokenizer = Tokenizer(models.BPE())
+    # No pre-tokenizer: each item is one word (spaCy's), including the line-break token "\n".
+    words = _repeat_words({word[:-1] + final_form[word[-1]]: count for word, count in word_counts.items()})
+    tokenizer.train_from_iterator(words, trainer=trainer, length=sum(word_counts.values()))
     learned = json.loads(tokenizer.to_str())["model"]["merges"]
     learned = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in learned]
     if len(learned) < merges:
         raise UserError(f"the corpus supports only {len(learned)} BPE merges but bpe.merges is {merges}; "
                         "lower bpe.merges or add text to the corpus")
+    back = {form: char + END_OF_WORD for char, form in final_form.items()}
+    restore = lambda token: token[:-1] + back[token[-1]] if token[-1] in back else token  # noqa: E731
     # GPT-1's base vocabulary: every character, then every character as a word end.
     base = characters + [char + END_OF_WORD for char in characters]
-    return base, learned[:merges]
+    return base, [(restore(a), restore(b)) for a, b in learned[:merges]]
 
 
-def _repeat_words(word_counts: Counter) -> Iterator[str]:
+def _word_final_forms(characters: list[str]) -> dict[str, str]:
+    """A private-use stand-in for each character at the end of a word (GPT-1's "c</w>").
+
+    The trainer's own `end_of_word_suffix` numbers the "c</w>" symbols in hash-map order, which breaks
+    ties between equally frequent pairs differently from run to run. Single characters are numbered in
+    code-point order, so spelling word ends as distinct characters makes training reproducible.
+    """
+    used = set(characters)
+    free = (chr(point) for point in range(0xF0000, 0x10FFFE) if chr(point) not in used and (point & 0xFFFF) < 0xFFFE)
+    return {char: next(free) for char in characters}
+
+
+def _repeat_words(word_counts: dict[str, int]) -> Iterator[str]:
     for word, count in sorted(word_counts.items()):
         for _ in range(count):
             yield word

@@ -55,8 +55,8 @@ class TransformerParams(Section):
 
     n_positions: int = Field(ge=8, le=4096)
     n_layer: int = Field(ge=1, le=96)
+    d_model: int = Field(ge=8)  # before n_head: its validator reads d_model
     n_head: int = Field(ge=1)
-    d_model: int = Field(ge=8)
     d_ff: int = Field(ge=8)
     dropout: float = Field(ge=0, lt=1, description="embedding, attention and residual dropout")
 
@@ -139,5 +139,8 @@ def load_params(path: Path | str = DEFAULT_PARAMS) -> Params:
     try:
         raw = yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
-        raise UserError(f"{path} is not valid YAML: {error}") from None
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or "cannot parse"
+        raise UserError(f"{path} is not valid YAML{where}: {problem}") from None
     return parse_params(raw, str(path))

@@ -158,16 +158,16 @@ def extract_source(source: Source, archive_path: Path, destination: Path) -> lis
         for pattern in source.members:
             outer_pattern, _, inner_pattern = pattern.partition(NESTED)
             count = 0
-            for name, data in _matching_members(archive_path.name, archive_path.open("rb"), outer_pattern,
-                                                source.strip_root):
-                if inner_pattern:
-                    inner = _matching_members(name, io.BytesIO(data), inner_pattern, strip_root=False)
-                    for inner_name, inner_data in inner:
-                        written.append(_write_member(staging, inner_name, inner_data, source))
+            with archive_path.open("rb") as stream:
+                for name, data in _matching_members(archive_path.name, stream, outer_pattern, source.strip_root):
+                    if inner_pattern:
+                        inner = _matching_members(name, io.BytesIO(data), inner_pattern, strip_root=False)
+                        for inner_name, inner_data in inner:
+                            written.append(_write_member(staging, inner_name, inner_data, source))
+                            count += 1
+                    else:
+                        written.append(_write_member(staging, name, data, source))
                         count += 1
-                else:
-                    written.append(_write_member(staging, name, data, source))
-                    count += 1
             if count == 0:
                 raise UserError(
                     f"source '{source.name}': no member of {archive_path.name} matches '{pattern}'; "

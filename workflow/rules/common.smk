@@ -2,7 +2,7 @@
 # stops on a bad key before it schedules anything.
 from gpt1.config import parse_params
 
-PARAMS = parse_params(config, "params.yaml")
+PARAMS = parse_params(config, "config (params.yaml + --configfile)")
 
 
 def code(*modules):

@@ -1,0 +1,202 @@
+"""Training-step throughput of our GPT1 against transformers' OpenAIGPTLMHeadModel, side by side.
+
+Both models get the same config, batch, dropout, optimiser (AdamW with the same decay groups, default
+implementation for the device), thread count and device. One timed "step" is forward + loss + backward +
+optimizer step + zero_grad, synchronised on CUDA. The two models are timed in alternating rounds after a
+warm-up, so a slow patch of a shared machine hits both; the reported figure is the median round.
+
+Also the GPU yardstick of the paper's throughput anchors: FLOPs per token ~ 6 N + 12 L d T and MFU
+against H100 dense bf16 (989 TFLOP/s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import time
+from typing import Callable
+
+import torch
+
+from gpt1.model import GPT1, TransformerConfig
+
+H100_BF16_DENSE_FLOPS = 989e12
+# A mid-size shape between the CPU default and GPT-1 (the task's suggestion).
+MID_SIZE = dict(n_layer=6, d_model=512, n_head=8, d_ff=2048, n_positions=256)
+
+
+def flops_per_token(num_parameters: int, n_layer: int, d_model: int, sequence_length: int) -> float:
+    """Training FLOPs per token: 6 N for the weights (forward 2 N, backward 4 N) plus attention scores and
+    their weighted sum, 12 L d T (PaLM appendix B; the formula llm.c and nanoGPT report MFU with)."""
+    return 6.0 * num_parameters + 12.0 * n_layer * d_model * sequence_length
+
+
+def model_flops_utilisation(tokens_per_second: float, flops_per_token_: float,
+                            peak_flops: float = H100_BF16_DENSE_FLOPS) -> float:
+    """Achieved model FLOP/s as a fraction of the device's peak (0.41 = 41 %)."""
+    return tokens_per_second * flops_per_token_ / peak_flops
+
+
+def build_reference(config: TransformerConfig) -> torch.nn.Module:
+    """transformers' OpenAI GPT at our config (same shape, dropout, init range, tied output)."""
+    from transformers import OpenAIGPTConfig, OpenAIGPTLMHeadModel
+
+    from gpt1.weights import hf_config_dict
+
+    settings = hf_config_dict(config)
+    settings.pop("model_type"), settings.pop("architectures")
+    return OpenAIGPTLMHeadModel(OpenAIGPTConfig(**settings))
+
+
+def _decay_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    return [{"params": [p for p in parameters if p.dim() >= 2], "weight_decay": weight_decay},
+            {"params": [p for p in parameters if p.dim() < 2], "weight_decay": 0.0}]
+
+
+def _step_function(model: torch.nn.Module, is_reference: bool, input_ids: torch.Tensor,
+                   targets: torch.Tensor, autocast: contextlib.AbstractContextManager) -> Callable[[], None]:
+    optimizer = torch.optim.AdamW(_decay_groups(model, 0.01), lr=1e-4, fused=input_ids.is_cuda or None)
+
+    def step() -> None:
+        with autocast:
+            if is_reference:  # transformers shifts the labels itself
+                loss = model(input_ids=input_ids, labels=input_ids).loss
+            else:
+                loss = model(input_ids, targets)[1]
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    return step
+
+
+def _time(step: Callable[[], None], steps: int, device: torch.device) -> float:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(steps):
+        step()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - started
+
+
+def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 5, warmup: int = 2,
+                  rounds: int = 5, device: str = "cpu", compile: bool = False, seed: int = 0) -> dict:
+    """Tokens/s of one training step for both models; `ratio` > 1 means ours is faster."""
+    device_ = torch.device(device)
+    if seq > config.n_positions:
+        raise ValueError(f"seq {seq} exceeds n_positions {config.n_positions}")
+    if device_.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if device_.type == "cuda"
+                else contextlib.nullcontext())
+    generator = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(0, config.vocab_size, (batch, seq + 1), generator=generator).to(device_)
+    input_ids, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+    torch.manual_seed(seed)
+    models = {"gpt1": GPT1(config).to(device_).train(), "transformers": build_reference(config).to(device_).train()}
+    if compile:
+        models = {name: torch.compile(model) for name, model in models.items()}
+    steps_by_name = {name: _step_function(model, name == "transformers", input_ids, targets, autocast)
+                     for name, model in models.items()}
+    for name, step in steps_by_name.items():
+        _time(step, warmup, device_)
+    seconds: dict[str, list[float]] = {name: [] for name in models}
+    for round_index in range(rounds):
+        # Alternate which model goes first, so neither always runs on a machine the other just warmed.
+        order = list(steps_by_name) if round_index % 2 == 0 else list(reversed(steps_by_name))
+        for name in order:
+            seconds[name].append(_time(steps_by_name[name], steps, device_))
+    tokens_per_step = batch * seq
+    result: dict = {"config": {**config.__dict__}, "batch": batch, "seq": seq, "steps": steps, "rounds": rounds,
+                    "device": str(device_), "threads": torch.get_num_threads(), "compile": compile}
+    per_token = flops_per_token(models["gpt1"].num_parameters() if not compile else
+                                sum(p.numel() for p in models["gpt1"].parameters()),
+                                config.n_layer, config.d_model, seq)
+    for name, values in seconds.items():
+        tokens_per_second = tokens_per_step * steps / statistics.median(values)
+        result[name] = {"tokens_per_second": tokens_per_second,
+                        "rounds_tokens_per_second": [tokens_per_step * steps / value for value in values],
+                        "achieved_tflops": tokens_per_second * per_token / 1e12,
+                        "mfu_h100_bf16": model_flops_utilisation(tokens_per_second, per_token)}
+    result["flops_per_token"] = per_token
+    result["ratio"] = result["gpt1"]["tokens_per_second"] / result["transformers"]["tokens_per_second"]
+    return result
+
+
+def default_configs(model_params, vocab_size: int) -> dict[str, TransformerConfig]:
+    """The params.yaml model section and the mid-size shape, both at the corpus vocabulary."""
+    default = TransformerConfig(vocab_size=vocab_size, n_positions=model_params.n_positions,
+                                n_layer=model_params.n_layer, n_head=model_params.n_head,
+                                d_model=model_params.d_model, d_ff=model_params.d_ff,
+                                embd_dropout=model_params.dropout, attn_dropout=model_params.dropout,
+                                resid_dropout=model_params.dropout)
+    mid = TransformerConfig(vocab_size=vocab_size, embd_dropout=model_params.dropout,
+                            attn_dropout=model_params.dropout, resid_dropout=model_params.dropout, **MID_SIZE)
+    return {"default": default, "mid": mid}
+
+
+def format_result(name: str, result: dict) -> str:
+    ours, reference = result["gpt1"], result["transformers"]
+    line = (f"{name}: L{result['config']['n_layer']} d{result['config']['d_model']} T{result['seq']} "
+            f"B{result['batch']} on {result['device']} ({result['threads']} threads): "
+            f"gpt1 {ours['tokens_per_second']:,.0f} tok/s, transformers {reference['tokens_per_second']:,.0f} "
+            f"tok/s, ratio {result['ratio']:.2f}x")
+    if result["device"].startswith("cuda"):
+        line += f", gpt1 MFU {ours['mfu_h100_bf16']:.1%} (H100 bf16 peak)"
+    return line
+
+
+def main(params, configs: list[str] | None = None, batch: int | None = None, steps: int = 5,
+         warmup: int = 2, rounds: int = 5, device: str = "auto", compile: bool = False,
+         vocab_size: int | None = None, output=None) -> dict:
+    """What `gpt1 benchmark` runs: every named config (default, mid), printed and returned as a dict."""
+    import json as _json
+    from pathlib import Path
+
+    if vocab_size is None:
+        meta = Path("data/tokens/meta.json")
+        vocab_size = _json.loads(meta.read_text())["vocab_size"] if meta.is_file() else 40478 + 3
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    available = default_configs(params.model, vocab_size)
+    results = {}
+    for name in configs or list(available):
+        config = available[name]
+        micro_batch = batch or params.pretrain.micro_batch_size
+        results[name] = run_benchmark(config, micro_batch, config.n_positions, steps, warmup, rounds,
+                                      device=device, compile=compile)
+        print(format_result(name, results[name]), flush=True)
+    if output is not None:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(_json.dumps(results, indent=2) + "\n")
+    return results
+
+
+def _cli(argv: list[str] | None = None) -> None:
+    """`python -m gpt1.benchmark` without the gpt1 CLI wiring."""
+    from gpt1.config import load_params
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--params", default="params.yaml")
+    parser.add_argument("--config", action="append", choices=["default", "mid"])
+    parser.add_argument("--batch", type=int)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--compile", action="store_true")
+    parser.add_argument("--output")
+    args = parser.parse_args(argv)
+    main(load_params(args.params), args.config, args.batch, args.steps, args.warmup, args.rounds, args.device,
+         args.compile, output=args.output)
+
+
+if __name__ == "__main__":
+    _cli()

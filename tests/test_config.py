@@ -1,0 +1,196 @@
+"""params.yaml validation: one line naming the dotted key, from the library, the CLI and Snakemake alike."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from gpt1 import registry
+from gpt1.config import Params, load_params, parse_params
+from gpt1.errors import UserError
+
+REPO = Path(__file__).resolve().parents[1]
+PARAMS_YAML = REPO / "params.yaml"
+SNAKEMAKE = REPO / ".venv" / "bin" / "snakemake"
+
+
+@pytest.fixture(scope="module")
+def raw() -> dict:
+    return yaml.safe_load(PARAMS_YAML.read_text())
+
+
+def edited(raw: dict, dotted: str, value=None, delete: bool = False) -> dict:
+    """A deep copy of `raw` with `dotted` (e.g. "bpe.merges") set to `value`, or deleted."""
+    result = copy.deepcopy(raw)
+    *parents, leaf = dotted.split(".")
+    node = result
+    for part in parents:
+        node = node[part]
+    if delete:
+        del node[leaf]
+    else:
+        node[leaf] = value
+    return result
+
+
+def write_params(path: Path, params: dict) -> Path:
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+    return path
+
+
+# --- the repository's file -------------------------------------------------------------------------
+
+
+def test_the_repositorys_params_yaml_loads(raw):
+    params = load_params(PARAMS_YAML)
+    assert isinstance(params, Params)
+    assert params.bpe.merges == raw["bpe"]["merges"]
+    assert params.data.tasks == raw["data"]["tasks"]
+    assert params.pretrain.transformer.max_lr == raw["pretrain"]["transformer"]["max_lr"]
+    assert params.pretrain.betas == tuple(raw["pretrain"]["betas"])
+    assert params.model.d_model % params.model.n_head == 0
+
+
+def test_params_are_frozen():
+    params = load_params(PARAMS_YAML)
+    with pytest.raises(ValidationError, match="frozen"):
+        params.bpe.merges = 3  # type: ignore[misc]
+
+
+# --- bad files: one line naming the key ------------------------------------------------------------
+
+# (edit, value or DELETE, texts the message must contain)
+DELETE = object()
+BAD = {
+    "unknown_top_level": ("bogus", 1, ["unknown key 'bogus'"]),
+    "misspelt_nested": ("bpe.mergs", 40000, ["unknown key 'bpe.mergs'"]),
+    "misspelt_deep": ("pretrain.transformer.max_lrr", 1e-3, ["unknown key 'pretrain.transformer.max_lrr'"]),
+    "wrong_type": ("bpe.merges", "many", ["'bpe.merges'", "'many'", "integer"]),
+    "wrong_type_list": ("data.corpus", "shakespeare", ["'data.corpus'", "list"]),
+    "zero_merges": ("bpe.merges", 0, ["'bpe.merges'", "greater than or equal to 1"]),
+    "too_many_merges": ("bpe.merges", 10**6, ["'bpe.merges'", "less than or equal to 65000"]),
+    "val_fraction": ("data.corpus_val_fraction", 0.9, ["'data.corpus_val_fraction'", "less than 0.5"]),
+    "negative_seed": ("seed", -1, ["'seed'", "greater than or equal to 0"]),
+    "bad_choice": ("pretrain.device", "tpu", ["'pretrain.device'", "'auto'", "'cpu'", "'cuda'"]),
+    "unknown_task": ("data.tasks", ["rt_polarity", "glue_sts"],
+                     ["'data.tasks'", "unknown name 'glue_sts'", "allowed:", "rt_polarity", "social_iqa"]),
+    "unknown_corpus": ("data.corpus", ["shakespeare", "wikipedia"],
+                       ["'data.corpus'", "unknown name 'wikipedia'", "allowed:", "bbc_news"]),
+    "repeated_task": ("data.tasks", ["rt_polarity", "rt_polarity"], ["'data.tasks'", "must not repeat"]),
+    "missing_leaf": ("bpe.merges", DELETE, ["missing key 'bpe.merges'"]),
+    "missing_section": ("model", DELETE, ["missing key 'model'"]),
+    "missing_deep": ("pretrain.lstm.max_lr", DELETE, ["missing key 'pretrain.lstm.max_lr'"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_params_raise_one_line_naming_the_key(case, raw, tmp_path):
+    key, value, expected = BAD[case]
+    path = write_params(tmp_path / "bad.yaml", edited(raw, key, value, delete=value is DELETE))
+    with pytest.raises(UserError) as error:
+        load_params(path)
+    message = str(error.value)
+    assert "\n" not in message, message
+    assert message.startswith(f"{path}: "), message  # names the file it read
+    for text in expected:
+        assert text in message, (text, message)
+
+
+def test_heads_that_do_not_divide_the_width_are_refused(raw):
+    with pytest.raises(UserError) as error:
+        parse_params(edited(raw, "model.n_head", 3), "p")  # d_model 256
+    assert "'model.n_head'" in str(error.value) and "must divide model.d_model (256)" in str(error.value)
+
+
+def test_every_allowed_task_is_listed_for_an_unknown_one(raw):
+    with pytest.raises(UserError) as error:
+        parse_params(edited(raw, "data.tasks", ["nope"]), "p")
+    allowed = str(error.value).split("allowed: ", 1)[1].split(", ")
+    assert allowed == sorted(registry.TASKS)
+
+
+def test_a_known_paper_task_is_accepted(raw):
+    paper = next(name for name in registry.TASKS if name not in raw["data"]["tasks"])
+    params = parse_params(edited(raw, "data.tasks", [*raw["data"]["tasks"], paper]))
+    assert paper in params.data.tasks
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", "expected a mapping"), ("- 1\n- 2\n", "expected a mapping"),
+])
+def test_a_file_that_is_not_a_mapping(text, expected, tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    with pytest.raises(UserError, match=expected):
+        load_params(path)
+
+
+def test_a_missing_file_says_how_to_fix_it(tmp_path):
+    with pytest.raises(UserError, match="--params"):
+        load_params(tmp_path / "absent.yaml")
+
+
+# --- the command line ------------------------------------------------------------------------------
+
+
+def run_cli(params: Path, cwd: Path, stage: str = "bpe") -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "gpt1.cli", "--params", str(params), stage],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("key, value, named", [
+    ("bpe.mergs", 3, "bpe.mergs"), ("bpe.merges", 0, "bpe.merges"),
+    ("data.tasks", ["no_such_task"], "data.tasks"),
+])
+def test_cli_prints_one_error_line_and_exits_2(key, value, named, raw, tmp_path):
+    bad = write_params(tmp_path / "bad.yaml", edited(raw, key, value))
+    result = run_cli(bad, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("gpt1 bpe: error:") and f"'{named}'" in lines[0]
+    assert "Traceback" not in result.stderr + result.stdout
+    assert result.stdout == ""
+    assert not (tmp_path / "logs").exists()  # validation comes first: no log of the last run is truncated
+
+
+def test_cli_invalid_yaml_is_one_line_too(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seed: [1\nbpe: {merges: 3}\n")
+    result = run_cli(bad, cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+# --- Snakemake validates the same file -------------------------------------------------------------
+
+
+def dry_run(configfile: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(SNAKEMAKE), "-n", "--cores", "1", "--configfile", str(configfile)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+
+
+needs_snakemake = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="no snakemake in the project's venv")
+
+
+@needs_snakemake
+def test_snakemake_dry_run_accepts_the_good_file(raw, tmp_path):
+    result = dry_run(write_params(tmp_path / "good.yaml", raw))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@needs_snakemake
+@pytest.mark.parametrize("key", ["bogus_knob", "bpe.mergs"])
+def test_snakemake_refuses_an_unknown_key(key, raw, tmp_path):
+    result = dry_run(write_params(tmp_path / "bad.yaml", edited(raw, key, 7)))
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert f"unknown key '{key}'" in output, output
