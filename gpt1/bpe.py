@@ -198,6 +198,16 @@ def read_corpus(path: Path) -> Iterator[str]:
             yield json.loads(line)["text"]
 
 
+def import_released(folder: Path, merges: int, out: Path = Path("data/bpe")) -> Gpt1Bpe:
+    """Use released BPE files (e.g. GPT-1's encoder_bpe_40000.json + vocab_40000.bpe) instead of training."""
+    bpe = Gpt1Bpe.load(Path(folder))
+    if len(bpe.merges) != merges:
+        raise UserError(f"{folder} holds {len(bpe.merges)} merges but bpe.merges is {merges}; make them agree")
+    bpe.save(out)
+    log.info("imported %d merges from %s; vocabulary %d", merges, folder, bpe.vocab_size)
+    return bpe
+
+
 def run(merges: int, corpus: Path = Path("data/corpus/train.jsonl"), out: Path = Path("data/bpe")) -> Gpt1Bpe:
     documents = tqdm(read_corpus(corpus), desc="split words", unit="doc", disable=None)
     word_counts = count_words(documents)

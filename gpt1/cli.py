@@ -28,7 +28,10 @@ def _prepare(args, params) -> None:
 def _bpe(args, params) -> None:
     from gpt1 import bpe
 
-    bpe.run(params.bpe.merges)
+    if params.bpe.import_from:
+        bpe.import_released(Path(params.bpe.import_from), params.bpe.merges)
+    else:
+        bpe.run(params.bpe.merges)
 
 
 def _tokenize(args, params) -> None:
@@ -37,11 +40,21 @@ def _tokenize(args, params) -> None:
     encode.run()
 
 
+def _import_weights(args, params) -> None:
+    from gpt1 import weights
+    from gpt1.model import save_model
+
+    model = weights.import_weights(args.source, n_head=args.n_head)
+    save_model(model, args.out)
+    logging.getLogger("gpt1.weights").info("wrote %s (%d parameters)", args.out, model.num_parameters())
+
+
 STAGES = {
     "download": (_download, "fetch the corpus and task files (sha256-pinned, cached)"),
     "prepare": (_prepare, "clean, deduplicate, decontaminate and split the corpus; split the tasks"),
     "bpe": (_bpe, "train GPT-1's BPE on the training corpus"),
     "tokenize": (_tokenize, "encode the corpus splits to memory-mappable token arrays"),
+    "import-weights": (_import_weights, "convert released GPT-1 weights (HF folder or OpenAI's npy files)"),
 }
 
 
@@ -59,8 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpt1", description=__doc__)
     parser.add_argument("--params", type=Path, default=DEFAULT_PARAMS, help="parameters file (default: params.yaml)")
     commands = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
-    for name, (_, help_text) in STAGES.items():
-        commands.add_parser(name, help=help_text, description=help_text)
+    parsers = {name: commands.add_parser(name, help=text, description=text) for name, (_, text) in STAGES.items()}
+    importer = parsers["import-weights"]
+    importer.add_argument("source", type=Path, help="folder: config.json + model.safetensors/pytorch_model.bin, "
+                          "or params_shapes.json + params_0..9.npy")
+    importer.add_argument("--out", type=Path, required=True, help="gpt1 checkpoint to write (.safetensors)")
+    importer.add_argument("--n-head", type=int, default=12, help="heads (OpenAI's files do not record it)")
     return parser
 
 

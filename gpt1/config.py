@@ -48,6 +48,9 @@ class DataParams(Section):
 
 class BpeParams(Section):
     merges: int = Field(ge=1, le=65_000, description="number of BPE merges (40,000 in the paper)")
+    import_from: Optional[str] = Field(
+        default=None, description="folder with released encoder_bpe_<merges>.json + vocab_<merges>.bpe to use "
+        "instead of training (needed with pretrain.init_from released weights)")
 
 
 class TransformerParams(Section):
@@ -101,6 +104,24 @@ class PretrainParams(Section):
     lstm: OptimiserParams
 
 
+class FinetuneParams(Section):
+    """The paper: lr 6.25e-5, batch 32, 3 epochs, warmup 0.2 % then linear decay, λ 0.5, dropout 0.1."""
+
+    variants: list[Literal["full", "no_pretrain", "no_aux_lm", "lstm"]] = Field(min_length=1)
+    seeds: list[int] = Field(min_length=1)
+    lr: float = Field(gt=0, lt=1)
+    batch_size: int = Field(ge=1)
+    epochs: int = Field(ge=1)
+    warmup_fraction: float = Field(ge=0, lt=1)
+    lm_coef: float = Field(ge=0, description="λ of the auxiliary LM loss; the no_aux_lm variant uses 0")
+    classifier_dropout: float = Field(ge=0, lt=1)
+    weight_decay: float = Field(ge=0)
+    grad_clip: float = Field(gt=0)
+    max_train_examples: Optional[int] = Field(ge=1, description="seeded subsample of train (None: all)")
+    max_eval_examples: Optional[int] = Field(ge=1, description="first N of dev/test (None: all)")
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+
+
 class Params(Section):
     seed: int = Field(ge=0)
     data: DataParams
@@ -108,6 +129,7 @@ class Params(Section):
     model: TransformerParams
     lstm: LstmParams
     pretrain: PretrainParams
+    finetune: FinetuneParams
 
 
 def _format_error(error: ValidationError, source: str) -> str:

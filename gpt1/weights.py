@@ -191,3 +191,13 @@ def _model_from_state(state: dict[str, torch.Tensor], config: TransformerConfig,
                         f"{unexpected[:5]}, wrong shape {wrong_shape[:5]}")
     model.load_state_dict({name: tensor.float() for name, tensor in state.items()})
     return model.eval()
+
+
+def import_weights(directory: Path | str, n_head: int = 12) -> GPT1:
+    """Import either released format, recognised by its files."""
+    directory = Path(directory)
+    if (directory / "config.json").exists():
+        return import_hf(directory)
+    if (directory / "params_shapes.json").exists():
+        return import_openai(directory, n_head=n_head)
+    raise UserError(f"{directory}: neither an HF folder (config.json) nor OpenAI's release (params_shapes.json)")

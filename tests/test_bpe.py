@@ -101,3 +101,13 @@ def test_load_reads_the_exported_files(trained):
 def test_load_names_the_missing_file(tmp_path):
     with pytest.raises(UserError, match="encoder_bpe_"):
         Gpt1Bpe.load(tmp_path)
+
+
+def test_released_files_can_replace_training(trained, tmp_path):
+    from gpt1.bpe import import_released
+
+    bpe, folder = trained
+    imported = import_released(folder, MERGES, out=tmp_path / "bpe")
+    assert imported.encoder == bpe.encoder and (tmp_path / "bpe" / "tokenizer.json").exists()
+    with pytest.raises(UserError, match=f"holds {MERGES} merges but bpe.merges is 40000"):
+        import_released(folder, 40000, out=tmp_path / "other")

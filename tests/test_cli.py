@@ -1,0 +1,39 @@
+"""The command line: stage errors are one line, import-weights writes a loadable checkpoint."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def gpt1(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "gpt1.cli", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True)
+
+
+def test_import_weights_from_an_hf_folder(tmp_path):
+    transformers = __import__("pytest").importorskip("transformers")
+    config = transformers.OpenAIGPTConfig(vocab_size=50, n_positions=16, n_embd=32, n_layer=2, n_head=4)
+    reference = transformers.OpenAIGPTLMHeadModel(config).eval()
+    reference.save_pretrained(tmp_path / "released")
+    result = gpt1("import-weights", tmp_path / "released", "--out", tmp_path / "model.safetensors")
+    assert result.returncode == 0, result.stderr
+
+    from gpt1 import load_model
+
+    ours = load_model(tmp_path / "model.safetensors")
+    ids = torch.randint(0, 50, (2, 16))
+    with torch.no_grad():
+        assert torch.allclose(ours(ids), reference(ids).logits, atol=1e-4)
+
+
+def test_import_weights_names_an_unknown_folder(tmp_path):
+    result = gpt1("import-weights", tmp_path, "--out", tmp_path / "x.safetensors")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"gpt1 import-weights: error: {tmp_path}: neither an HF folder (config.json) nor OpenAI's release "
+        "(params_shapes.json)"]
+    assert not (tmp_path / "x.safetensors").exists()
