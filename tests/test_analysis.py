@@ -1,0 +1,86 @@
+"""Table 5 and Figure 2 (left) from scores: shape, arithmetic, and the findings' verdicts."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from gpt1 import analysis
+from gpt1.errors import UserError
+from gpt1.records import TaskSpec
+
+SPECS = {
+    "sent": TaskSpec("sent", "classification", ("neg", "pos"), ("accuracy",), "x", "SST-2"),
+    "sim": TaskSpec("sim", "similarity", (), ("pearson", "spearman"), "x", "STS-B"),
+}
+
+
+def _scores(values):
+    """values: {variant: {task: [per-seed primary metric]}} -> the scores.csv layout."""
+    rows = []
+    for variant, tasks in values.items():
+        for task, per_seed in tasks.items():
+            metric = SPECS[task].metrics[0]
+            for seed, value in enumerate(per_seed, start=1):
+                rows.append({"task": task, "variant": variant, "seed": seed, "metric": metric, "value": value})
+                rows.append({"task": task, "variant": variant, "seed": seed, "metric": "other", "value": 0.0})
+    return pd.DataFrame(rows)
+
+
+def test_table_is_mean_over_seeds_times_100_with_average():
+    scores = _scores({"full": {"sent": [0.8, 0.9], "sim": [0.5, 0.7]},
+                      "no_pretrain": {"sent": [0.6, 0.6], "sim": [0.1, 0.3]}})
+    mean, std = analysis.ablation_table(scores, SPECS)
+    assert list(mean.index) == ["full", "no_pretrain"] and list(mean.columns) == ["avg", "sent", "sim"]
+    assert mean.loc["full", "sent"] == pytest.approx(85.0) and mean.loc["full", "sim"] == pytest.approx(60.0)
+    assert mean.loc["full", "avg"] == pytest.approx(72.5)
+    assert std.loc["no_pretrain", "sent"] == pytest.approx(0.0)
+    assert std.loc["full", "sent"] == pytest.approx(7.07, abs=0.01)
+
+
+def test_findings_say_whether_the_direction_matches():
+    mean, _ = analysis.ablation_table(_scores({
+        "full": {"sent": [0.9], "sim": [0.6]}, "no_pretrain": {"sent": [0.7], "sim": [0.2]},
+        "no_aux_lm": {"sent": [0.8], "sim": [0.7]}, "lstm": {"sent": [0.95], "sim": [0.7]}}), SPECS)
+    text = analysis.findings(mean, {"sent": 50_000, "sim": 500})
+    assert "Pre-training" in text[0] and "matches the paper" in text[0]
+    assert "+10.0 on the larger data sets (sent)" in text[1] and "matches the paper" in text[1]
+    assert "Architecture" in text[2] and "does NOT match the paper" in text[2]
+
+
+def test_ablation_files(tmp_path):
+    for task, spec in SPECS.items():
+        (tmp_path / "tasks" / task).mkdir(parents=True)
+        (tmp_path / "tasks" / task / "task.json").write_text(spec.to_json())
+        (tmp_path / "tasks" / task / "train.jsonl").write_text("{}\n" * 20)
+    _scores({"full": {"sent": [0.9], "sim": [0.6]}, "no_pretrain": {"sent": [0.7], "sim": [0.2]}}).to_csv(
+        tmp_path / "scores.csv", index=False)
+    analysis.run_ablation(tmp_path / "scores.csv", tmp_path / "tasks", ["sent", "sim"], 1500,
+                          tmp_path / "ablation.csv", tmp_path / "ablation_std.csv", tmp_path / "ablation.md")
+    table = pd.read_csv(tmp_path / "ablation.csv", index_col="method")
+    assert table.loc["no_pretrain", "avg"] == pytest.approx(45.0)
+    markdown = (tmp_path / "ablation.md").read_text()
+    assert "| Transformer w/o pre-training | 45.0 ± 0.0 |" in markdown and "74.7" in markdown
+
+
+def test_missing_scores_is_a_clear_error(tmp_path):
+    with pytest.raises(UserError, match="run `gpt1 evaluate` first"):
+        analysis.run_ablation(tmp_path / "scores.csv", tmp_path, ["sent"], None, tmp_path / "a.csv",
+                              tmp_path / "b.csv", tmp_path / "c.md")
+
+
+def test_layer_transfer_table_and_figure(tmp_path):
+    for layers in range(3):
+        for seed in (1, 2):
+            folder = tmp_path / "layer_transfer" / "nli" / f"layers{layers}" / f"seed{seed}"
+            folder.mkdir(parents=True)
+            accuracy = 0.4 + 0.1 * layers + 0.01 * seed
+            folder.joinpath("metrics.json").write_text(json.dumps({"dev": {"accuracy": accuracy},
+                                                                   "test": {"accuracy": accuracy - 0.05}}))
+    table = analysis.run_layer_transfer(tmp_path, ["nli"], 2, [1, 2], tmp_path / "lt.csv", tmp_path / "lt.png")
+    dev = table[table.split == "dev"].set_index("layers")["mean"]
+    assert dev.tolist() == pytest.approx([0.415, 0.515, 0.615])
+    assert (tmp_path / "lt.png").read_bytes()[:4] == b"\x89PNG"
+    first = (tmp_path / "lt.png").read_bytes()
+    analysis.run_layer_transfer(tmp_path, ["nli"], 2, [1, 2], tmp_path / "lt.csv", tmp_path / "lt.png")
+    assert (tmp_path / "lt.png").read_bytes() == first  # deterministic figure
