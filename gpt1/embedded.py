@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bz2
 import json
+import logging
 import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -20,6 +21,8 @@ from gpt1.catalog import BENCHMARK_TASKS, GENSIM_DATA
 from gpt1.errors import UserError
 from gpt1.records import (ClassificationExample, EntailmentExample, MultipleChoiceExample,
                           SimilarityExample)
+
+log = logging.getLogger(__name__)
 
 # --- corpus parts -----------------------------------------------------------------------------------
 
@@ -183,6 +186,38 @@ def load_lee_similarity(raw: Path) -> dict[str, list]:
             if split_i == split_j:
                 splits[split_i].append(SimilarityExample(a=documents[i], b=documents[j], label=matrix[i][j]))
     return splits
+
+
+# --- zero-shot only ----------------------------------------------------------------------------------
+
+AGREEMENT_FILE = Path("bigbench") / BENCHMARK_TASKS / "subject_verb_agreement/linzen2016_english.json"
+
+
+def read_agreement(path: Path, limit: int | None = None) -> list[tuple[str, str]]:
+    """BIG-bench minimal pairs -> (grammatical sentence, ungrammatical sentence).
+
+    An example without exactly one target scored 1 and one scored 0 is dropped (the pinned file has one:
+    both of its targets were the same string, so its JSON object kept a single key)."""
+    if not path.is_file():
+        raise UserError(f"{path} is missing; run `gpt1 download` (source bigbench)")
+    try:
+        examples = json.loads(path.read_text(encoding="utf-8"))["examples"]
+    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        raise UserError(f"{path} is not a BIG-bench task file ({error}); re-run `gpt1 download`") from None
+    pairs, dropped = [], 0
+    for example in examples:
+        scores = example.get("target_scores", {})
+        right = [target for target, score in scores.items() if score == 1]
+        wrong = [target for target, score in scores.items() if score == 0]
+        if len(right) != 1 or len(wrong) != 1 or len(scores) != 2:
+            dropped += 1
+            continue
+        pairs.append((example["input"] + right[0], example["input"] + wrong[0]))
+    if dropped:
+        log.warning("%s: dropped %d example(s) that are not minimal pairs", path, dropped)
+    if not pairs:
+        raise UserError(f"{path} holds no minimal pairs (one target scored 1, one 0)")
+    return pairs[:limit]
 
 
 # --- helpers ----------------------------------------------------------------------------------------

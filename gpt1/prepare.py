@@ -1,7 +1,8 @@
 """Stage `prepare`: tasks -> fixed splits; corpus -> cleaned, deduplicated, decontaminated train/val.
 
 Decontamination: every sentence (of at least `text.MIN_KEY_WORDS` words) of every selected task's dev
-and test split is removed from the pretraining corpus, so pretraining never sees an evaluation sentence.
+and test split, and of the zero-shot agreement pairs, is removed from the pretraining corpus, so
+pretraining never sees an evaluation sentence.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Iterable, Iterator
 import ftfy
 from tqdm import tqdm
 
-from gpt1 import registry
+from gpt1 import embedded, registry
 from gpt1.atomic import atomic_directory, atomic_write_text
 from gpt1.config import Params
 from gpt1.records import Example, texts_of, write_examples
@@ -121,9 +122,18 @@ def prepare_corpus(params: Params, raw: Path, out: Path, banned: set[str]) -> di
     return stats
 
 
+def zero_shot_sentence_keys(raw: Path) -> set[str]:
+    """Sentences of the zero-shot-only evaluation sets (agreement minimal pairs), when downloaded."""
+    path = raw / embedded.AGREEMENT_FILE
+    if not path.exists():
+        return set()
+    pairs = embedded.read_agreement(path)
+    return {k for pair in pairs for text in pair for k in map(sentence_key, sentences(text)) if k}
+
+
 def run(params: Params, raw: Path = Path("data/raw"), tasks_out: Path = Path("data/tasks"),
         corpus_out: Path = Path("data/corpus")) -> None:
     prepared = prepare_tasks(params, raw, tasks_out)
-    banned = evaluation_sentence_keys(prepared)
+    banned = evaluation_sentence_keys(prepared) | zero_shot_sentence_keys(raw)
     log.info("%d distinct dev/test sentences are kept out of the corpus", len(banned))
     prepare_corpus(params, raw, corpus_out, banned)
