@@ -40,6 +40,66 @@ def _tokenize(args, params) -> None:
     encode.run()
 
 
+def _pretrain(args, params) -> None:
+    from gpt1 import pretrain
+
+    pretrain.run(params, args.model)
+
+
+def _finetune(args, params) -> None:
+    from gpt1 import finetune
+
+    finetune.run(params, args.task, args.variant, args.seed)
+
+
+def _layer_transfer(args, params) -> None:
+    from gpt1 import finetune
+
+    out = Path("results/layer_transfer") / args.task / f"layers{args.layers}" / f"seed{args.seed}"
+    finetune.run(params, args.task, "full", args.seed, out_dir=out, transfer_layers=args.layers)
+
+
+def _baselines(args, params) -> None:
+    from gpt1 import baselines
+
+    baselines.run(params)
+
+
+def _evaluate(args, params) -> None:
+    from gpt1 import evaluate
+
+    evaluate.run(params)
+
+
+def _zeroshot(args, params) -> None:
+    from gpt1 import zeroshot
+
+    zeroshot.run(params)
+
+
+def _ablation(args, params) -> None:
+    from gpt1 import analysis
+
+    analysis.run_ablation(Path("results/scores.csv"), Path("data/tasks"), params.data.tasks,
+                          params.finetune.max_train_examples, Path("results/ablation.csv"),
+                          Path("results/ablation_std.csv"), Path("results/ablation.md"))
+
+
+def _layer_figure(args, params) -> None:
+    from gpt1 import analysis
+
+    analysis.run_layer_transfer(Path("results"), params.analysis.layer_transfer_tasks,
+                                params.analysis.layer_transfer_layers, params.analysis.layer_transfer_seeds,
+                                Path("results/layer_transfer.csv"), Path("results/layer_transfer.png"))
+
+
+def _benchmark(args, params) -> None:
+    from gpt1 import benchmark
+
+    benchmark.main(params, configs=args.configs, steps=args.steps, rounds=args.rounds, device=args.device,
+                   compile=args.compile, threads=args.threads)
+
+
 def _import_weights(args, params) -> None:
     from gpt1 import weights
     from gpt1.model import save_model
@@ -54,14 +114,36 @@ STAGES = {
     "prepare": (_prepare, "clean, deduplicate, decontaminate and split the corpus; split the tasks"),
     "bpe": (_bpe, "train GPT-1's BPE on the training corpus"),
     "tokenize": (_tokenize, "encode the corpus splits to memory-mappable token arrays"),
+    "pretrain": (_pretrain, "pretrain the Transformer or the LSTM language model (resumes after interruption)"),
+    "finetune": (_finetune, "fine-tune one (task, variant, seed) with the paper's input transformations"),
+    "layer-transfer": (_layer_transfer, "fine-tune with only the first k pretrained blocks transferred"),
+    "baselines": (_baselines, "majority-class and TF-IDF + logistic regression baselines"),
+    "evaluate": (_evaluate, "gather every test metric into results/scores.csv and results/metrics.json"),
+    "zeroshot": (_zeroshot, "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)"),
+    "ablation": (_ablation, "Table 5: results/ablation.csv and results/ablation.md"),
+    "layer-figure": (_layer_figure, "Figure 2 (left): results/layer_transfer.csv and .png"),
+    "benchmark": (_benchmark, "training throughput of our model vs transformers' OpenAIGPTLMHeadModel"),
     "import-weights": (_import_weights, "convert released GPT-1 weights (HF folder or OpenAI's npy files)"),
 }
 
 
-def _configure_logging(stage: str) -> None:
-    LOG_DIR.mkdir(exist_ok=True)
+def log_path(args) -> Path:
+    """One log per job, so parallel jobs never share a file (the Snakefile's `log:` uses the same names)."""
+    if args.stage == "pretrain":
+        return LOG_DIR / "pretrain" / f"{args.model}.log"
+    if args.stage == "finetune":
+        return LOG_DIR / "finetune" / args.task / args.variant / f"seed{args.seed}.log"
+    if args.stage == "layer-transfer":
+        return LOG_DIR / "layer_transfer" / args.task / f"layers{args.layers}" / f"seed{args.seed}.log"
+    return LOG_DIR / f"{args.stage}.log"
+
+
+def _configure_logging(args) -> None:
+    stage = args.stage
+    path = log_path(args)
+    path.parent.mkdir(parents=True, exist_ok=True)
     formatter = logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s")
-    file_handler = logging.FileHandler(LOG_DIR / f"{stage}.log", mode="w")
+    file_handler = logging.FileHandler(path, mode="w")
     file_handler.setFormatter(formatter)
     console = logging.StreamHandler(sys.stderr)
     console.setFormatter(logging.Formatter(f"gpt1 {stage}: %(message)s"))
@@ -73,6 +155,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--params", type=Path, default=DEFAULT_PARAMS, help="parameters file (default: params.yaml)")
     commands = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
     parsers = {name: commands.add_parser(name, help=text, description=text) for name, (_, text) in STAGES.items()}
+    parsers["pretrain"].add_argument("--model", choices=["transformer", "lstm"], required=True)
+    for name in ("finetune", "layer-transfer"):
+        parsers[name].add_argument("--task", required=True, help="a task of data.tasks")
+        parsers[name].add_argument("--seed", type=int, required=True)
+    parsers["finetune"].add_argument("--variant", choices=["full", "no_pretrain", "no_aux_lm", "lstm"], required=True)
+    parsers["layer-transfer"].add_argument("--layers", type=int, required=True, help="pretrained blocks kept")
+    bench = parsers["benchmark"]
+    bench.add_argument("--configs", nargs="+", default=None, help="named configs (default: default mid)")
+    bench.add_argument("--steps", type=int, default=5, help="timed steps per round")
+    bench.add_argument("--rounds", type=int, default=5, help="interleaved rounds per model")
+    bench.add_argument("--device", default="auto")
+    bench.add_argument("--compile", action="store_true", help="torch.compile both models")
+    bench.add_argument("--threads", type=int, default=None, help="torch CPU threads for both models")
     importer = parsers["import-weights"]
     importer.add_argument("source", type=Path, help="folder: config.json + model.safetensors/pytorch_model.bin, "
                           "or params_shapes.json + params_0..9.npy")
@@ -86,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     handler, _ = STAGES[args.stage]
     try:
         params = load_params(args.params)
-        _configure_logging(args.stage)
+        _configure_logging(args)
         handler(args, params)
     except UserError as error:
         print(f"gpt1 {args.stage}: error: {error}", file=sys.stderr)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpt1.errors import UserError
 
@@ -100,6 +100,7 @@ class PretrainParams(Section):
     eval_interval: int = Field(ge=1)
     eval_tokens: int = Field(ge=1)
     checkpoints: int = Field(ge=1, description="log-spaced checkpoints kept for the zero-shot analysis")
+    save_interval: int = Field(ge=1, default=100, description="updates between resume checkpoints (resume.pt)")
     transformer: OptimiserParams
     lstm: OptimiserParams
 
@@ -120,6 +121,17 @@ class FinetuneParams(Section):
     max_train_examples: Optional[int] = Field(ge=1, description="seeded subsample of train (None: all)")
     max_eval_examples: Optional[int] = Field(ge=1, description="first N of dev/test (None: all)")
     device: Literal["auto", "cpu", "cuda"] = "auto"
+    # auto: bf16 autocast where the hardware has native bf16 (CUDA, or a CPU with AVX512-BF16/AMX, where it
+    # is ~2x faster than fp32), else fp32
+    dtype: Literal["auto", "float32", "bfloat16"] = "auto"
+
+
+class AnalysisParams(Section):
+    """Figure 2 (left): fine-tune with only the first k pretrained blocks transferred."""
+
+    layer_transfer_tasks: list[str] = Field(min_length=1)
+    layer_transfer_layers: list[int] = Field(min_length=1, description="values of k, 0 ... model.n_layer")
+    layer_transfer_seeds: list[int] = Field(min_length=1)
 
 
 class Params(Section):
@@ -130,6 +142,18 @@ class Params(Section):
     lstm: LstmParams
     pretrain: PretrainParams
     finetune: FinetuneParams
+    analysis: AnalysisParams
+
+    @model_validator(mode="after")
+    def _analysis_fits(self) -> "Params":
+        for task in self.analysis.layer_transfer_tasks:
+            if task not in self.data.tasks:
+                raise ValueError(f"analysis.layer_transfer_tasks: '{task}' is not one of data.tasks {self.data.tasks}")
+        too_deep = [k for k in self.analysis.layer_transfer_layers if not 0 <= k <= self.model.n_layer]
+        if too_deep:
+            raise ValueError(f"analysis.layer_transfer_layers: {too_deep} outside 0 ... model.n_layer "
+                             f"({self.model.n_layer})")
+        return self
 
 
 def _format_error(error: ValidationError, source: str) -> str:
@@ -141,6 +165,8 @@ def _format_error(error: ValidationError, source: str) -> str:
     if kind == "missing":
         return f"{source}: missing key '{key}'"
     message = first["msg"].removeprefix("Value error, ")
+    if not first["loc"]:  # a check across sections names its keys itself
+        return f"{source}: {message}"
     return f"{source}: bad value for '{key}' ({first.get('input')!r}): {message}"
 
 

@@ -1,0 +1,145 @@
+"""Task heads on a pretrained language model, and the fine-tuning objective L3 = L2 + λ·L1.
+
+The head reads the final hidden state at the extract token `[e]` (the last token of each sequence):
+- classification / entailment: dropout -> linear -> class logits;
+- similarity: the two orders' states are summed, then dropout -> linear (1 unit + MSE for a regression
+  target such as STS-B, class logits for MRPC/QQP);
+- multiple choice: dropout -> linear -> one scalar per candidate, softmax over the candidates. As the
+  released code, one dropout mask per example is shared by all its candidates.
+The auxiliary LM loss L1 is the next-token loss over the task's own tokens, masked to real tokens; for
+similarity only over the `[s] a $ b [e]` order, whose tokens the other order merely repeats.
+Both models (GPT1, LSTMLanguageModel) work here: they share `hidden_states` and `lm_logits`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from gpt1.model import LanguageModel
+from gpt1.records import TaskSpec
+from gpt1.transforms import EncodedExample
+
+PAD_ID = 0  # any id works: padding sits after `[e]`, causal models never look ahead, and it is masked
+
+
+@dataclass
+class Batch:
+    input_ids: torch.Tensor  # (N, T) every sequence of every example, right-padded
+    lengths: torch.Tensor  # (N,) real tokens; the extract token sits at lengths - 1
+    example_index: torch.Tensor  # (N,) which example (0..B-1) each sequence belongs to
+    slot_index: torch.Tensor  # (N,) its place in that example (similarity order, candidate number)
+    labels: torch.Tensor  # (B,) long class/candidate index, or float regression target
+    slots: int  # the most sequences any example has (1, 2, or the most candidates)
+
+    def to(self, device: torch.device | str) -> "Batch":
+        moved = {name: value.to(device) if isinstance(value, torch.Tensor) else value
+                 for name, value in vars(self).items()}
+        return Batch(**moved)
+
+
+def collate(examples: Sequence[EncodedExample], regression: bool) -> Batch:
+    sequences = [sequence for example in examples for sequence in example.sequences]
+    length = max(len(sequence) for sequence in sequences)
+    input_ids = torch.full((len(sequences), length), PAD_ID, dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        input_ids[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
+    example_index = [i for i, example in enumerate(examples) for _ in example.sequences]
+    slot_index = [slot for example in examples for slot in range(len(example.sequences))]
+    labels = [example.label for example in examples]
+    return Batch(
+        input_ids=input_ids,
+        lengths=torch.tensor([len(sequence) for sequence in sequences]),
+        example_index=torch.tensor(example_index),
+        slot_index=torch.tensor(slot_index),
+        labels=torch.tensor(labels, dtype=torch.float32 if regression else torch.long),
+        slots=max(len(example.sequences) for example in examples),
+    )
+
+
+def hidden_size(model: LanguageModel) -> int:
+    """Width of `hidden_states`: d_model for the Transformer, d_hidden for the LSTM."""
+    return model.config.d_model if model.kind == "transformer" else model.config.d_hidden
+
+
+def lm_loss(model: LanguageModel, hidden: torch.Tensor, batch: Batch, rows: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean next-token loss over real tokens: position t predicts token t + 1 while t + 1 < length.
+    `rows` (bool, N) limits it to some sequences (similarity: one order, so each task token counts once)."""
+    positions = torch.arange(hidden.shape[1] - 1, device=hidden.device)
+    mask = positions[None, :] < (batch.lengths[:, None] - 1)
+    if rows is not None:
+        mask = mask & rows[:, None]
+    # Logits only where a target exists: padding would otherwise dominate the cost of the vocab projection.
+    logits = model.lm_logits(hidden[:, :-1][mask])
+    return F.cross_entropy(logits.float(), batch.input_ids[:, 1:][mask])
+
+
+class TaskModel(nn.Module):
+    """A language model plus the task's output layer W_y (the only new weights besides special tokens)."""
+
+    def __init__(self, language_model: LanguageModel, spec: TaskSpec, classifier_dropout: float):
+        super().__init__()
+        self.language_model = language_model
+        self.family = spec.family
+        self.regression = spec.is_regression
+        outputs = 1 if spec.family == "multiple_choice" or self.regression else len(spec.labels)
+        self.classifier_dropout = classifier_dropout
+        self.head = nn.Linear(hidden_size(language_model), outputs)
+        nn.init.normal_(self.head.weight, std=0.02)  # as the released code's clf weights
+        nn.init.zeros_(self.head.bias)
+
+    def parameter_groups(self, weight_decay: float) -> list[dict]:
+        """The LM's groups plus the head's: decay only on >= 2-D weights."""
+        groups = self.language_model.parameter_groups(weight_decay)
+        groups[0]["params"].append(self.head.weight)
+        groups[1]["params"].append(self.head.bias)
+        return groups
+
+    def _dropout(self, features: torch.Tensor, rows: torch.Tensor, examples: int) -> torch.Tensor:
+        """Dropout with one mask per example, shared by that example's rows (its candidates)."""
+        if not self.training or self.classifier_dropout == 0:
+            return features
+        keep = 1.0 - self.classifier_dropout
+        mask = torch.bernoulli(torch.full((examples, features.shape[-1]), keep, device=features.device))
+        return features * mask[rows] / keep
+
+    def forward(self, batch: Batch, with_lm: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Scores (B, classes), (B,) for regression, or (B, candidates); and the LM loss if asked."""
+        hidden = self.language_model.hidden_states(batch.input_ids)
+        extract = hidden[torch.arange(hidden.shape[0], device=hidden.device), batch.lengths - 1]
+        examples = batch.labels.shape[0]
+        if self.family == "multiple_choice":
+            extract = self._dropout(extract, batch.example_index, examples)
+            flat = self.head(extract).squeeze(-1)
+            scores = flat.new_full((examples, batch.slots), float("-inf"))  # missing candidates never win
+            scores = scores.index_put((batch.example_index, batch.slot_index), flat)
+        else:
+            # Similarity sums its two orders; the other families have one sequence per example.
+            summed = extract.new_zeros(examples, extract.shape[-1]).index_add(0, batch.example_index, extract)
+            rows = torch.arange(examples, device=summed.device)
+            scores = self.head(self._dropout(summed, rows, examples))
+            if self.regression:
+                scores = scores.squeeze(-1)
+        if not with_lm:
+            return scores, None
+        # Similarity's second order repeats the first one's tokens: the LM reads each task token once.
+        # Multiple choice keeps every candidate, as the released code (the context counts k times there).
+        rows = batch.slot_index == 0 if self.family == "similarity" else None
+        return scores, lm_loss(self.language_model, hidden, batch, rows)
+
+    def task_loss(self, scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """L2: MSE for a regression target, cross-entropy over classes or candidates otherwise."""
+        if self.regression:
+            return F.mse_loss(scores.float(), labels.float())
+        return F.cross_entropy(scores.float(), labels)
+
+    def loss(self, batch: Batch, lm_coef: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """L3 = L2 + λ·L1 (λ = 0 skips the LM projection entirely); returns (L3, L2, L1 or None)."""
+        scores, language_loss = self(batch, with_lm=lm_coef > 0)
+        task = self.task_loss(scores, batch.labels)
+        total = task if language_loss is None else task + lm_coef * language_loss
+        return total, task, language_loss

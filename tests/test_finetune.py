@@ -1,0 +1,336 @@
+"""Fine-tuning end to end on tiny models: every family, every variant, the heads, the objective, determinism."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from gpt1 import finetune
+from gpt1.config import Params, parse_params
+from gpt1.errors import UserError
+from gpt1.heads import TaskModel, collate, lm_loss
+from gpt1.model import build_model, save_model
+from gpt1.records import (
+    ClassificationExample,
+    EntailmentExample,
+    MultipleChoiceExample,
+    SimilarityExample,
+    TaskSpec,
+    write_examples,
+)
+from gpt1.transforms import EncodedExample
+from test_transforms import tiny_bpe
+
+REPO = Path(__file__).resolve().parents[1]
+TASKS = ("rt_polarity", "snli_100k", "lee_similarity", "social_iqa")  # one per family
+TINY_MODEL = dict(n_positions=32, n_layer=2, n_head=2, d_model=32, d_ff=64, dropout=0.1)
+TINY_LSTM = dict(n_layer=1, d_embed=32, d_hidden=48, dropout=0.1)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models gain nothing from threads, and on a busy machine OpenMP waits make them 10x slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_params(**finetune_overrides) -> Params:
+    raw = copy.deepcopy(yaml.safe_load((REPO / "params.yaml").read_text()))
+    raw["data"]["tasks"] = list(TASKS)
+    raw["model"], raw["lstm"] = dict(TINY_MODEL), dict(TINY_LSTM)
+    raw["finetune"].update(variants=["full", "no_pretrain", "no_aux_lm", "lstm"], seeds=[1, 2], lr=1e-3,
+                           batch_size=4, epochs=1, max_train_examples=12, max_eval_examples=6, device="cpu",
+                           dtype="float32")
+    raw["finetune"].update(finetune_overrides)
+    return parse_params(raw, "tiny params")
+
+
+def _examples(family: str, count: int, offset: int) -> list:
+    good, bad = ("good fine great", "bad poor awful")
+    rows = []
+    for i in range(offset, offset + count):
+        label = i % 2
+        word = good if label else bad
+        if family == "classification":
+            rows.append(ClassificationExample(f"the film {i} was {word}.", label))
+        elif family == "entailment":
+            rows.append(EntailmentExample(f"a man {i} sits", f"a person is {word}", i % 3))
+        elif family == "similarity":
+            rows.append(SimilarityExample(f"cats {i} sleep", f"dogs {word} bark", float(i % 5) / 4))
+        else:
+            rows.append(MultipleChoiceExample(f"tom met ann {i}. who smiled?", ("tom", "ann", "both"), i % 3))
+    return rows
+
+
+SPECS = {
+    "rt_polarity": TaskSpec("rt_polarity", "classification", ("negative", "positive"), ("accuracy",), "test"),
+    "snli_100k": TaskSpec("snli_100k", "entailment", ("entailment", "neutral", "contradiction"), ("accuracy",),
+                          "test"),
+    "lee_similarity": TaskSpec("lee_similarity", "similarity", (), ("pearson", "spearman"), "test"),
+    "social_iqa": TaskSpec("social_iqa", "multiple_choice", (), ("accuracy",), "test"),
+}
+
+
+def write_task(folder: Path, spec: TaskSpec, sizes=(16, 8, 8)) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "task.json").write_text(spec.to_json())
+    for split, count, offset in zip(("train", "dev", "test"), sizes, (0, 100, 200)):
+        write_examples(folder / f"{split}.jsonl", _examples(spec.family, count, offset))
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    """data/tasks, data/bpe and tiny pretrained checkpoints (without the special tokens) under one root."""
+    root = tmp_path_factory.mktemp("finetune")
+    bpe = tiny_bpe()
+    bpe.save(root / "bpe")
+    for name, spec in SPECS.items():
+        write_task(root / "tasks" / name, spec)
+    torch.manual_seed(0)
+    vocab = bpe.vocab_size - 3
+    transformer = {k: v for k, v in TINY_MODEL.items() if k != "dropout"}
+    save_model(build_model("transformer", dict(vocab_size=vocab, **transformer)),
+               root / "pretrain" / "transformer" / "model.safetensors")
+    save_model(build_model("lstm", dict(vocab_size=vocab, **TINY_LSTM)), root / "pretrain" / "lstm" / "model.safetensors")
+    return root
+
+
+def run(workspace: Path, task: str, variant: str, seed: int = 1, out: str | None = None, params=None, **kwargs):
+    out_dir = workspace / "out" / (out or f"{task}-{variant}-{seed}")
+    metrics = finetune.run(params or tiny_params(), task, variant, seed, tasks_dir=workspace / "tasks",
+                           bpe_dir=workspace / "bpe", pretrain_dir=workspace / "pretrain", out_dir=out_dir, **kwargs)
+    return metrics, out_dir
+
+
+# --- end to end ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("task, variant", [
+    *((task, "full") for task in TASKS), *((task, "lstm") for task in TASKS),
+    ("rt_polarity", "no_pretrain"), ("rt_polarity", "no_aux_lm"),
+])
+def test_each_family_and_variant_trains_predicts_and_scores(workspace, task, variant):
+    metrics, out_dir = run(workspace, task, variant)
+    spec = SPECS[task]
+    assert sorted(path.name for path in out_dir.iterdir()) == [
+        "metrics.json", "model_card.md", "predictions_dev.jsonl", "predictions_test.jsonl"]
+    assert json.loads((out_dir / "metrics.json").read_text()) == metrics
+    assert set(metrics) == {"dev", "test"} and set(metrics["test"]) == set(spec.metrics)
+    rows = [json.loads(line) for line in (out_dir / "predictions_test.jsonl").read_text().splitlines()]
+    assert len(rows) == 6  # max_eval_examples
+    if spec.is_regression:
+        assert all(isinstance(row["prediction"], float) for row in rows)
+    else:
+        classes = 3 if spec.family == "multiple_choice" else len(spec.labels)
+        for row in rows:
+            assert len(row["probabilities"]) == classes
+            assert sum(row["probabilities"]) == pytest.approx(1.0, abs=1e-5)
+            assert row["prediction"] == max(range(classes), key=row["probabilities"].__getitem__)
+    card = (out_dir / "model_card.md").read_text()
+    assert f"{task} / {variant} / seed 1" in card and "| train | 16 | 12 |" in card
+
+
+def test_same_seed_writes_identical_files_and_another_seed_does_not(workspace):
+    _, first = run(workspace, "social_iqa", "full", seed=3, out="again-1")
+    _, second = run(workspace, "social_iqa", "full", seed=3, out="again-2")
+    _, other = run(workspace, "social_iqa", "full", seed=4, out="again-3")
+    for name in ("metrics.json", "model_card.md", "predictions_dev.jsonl", "predictions_test.jsonl"):
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+    assert (first / "predictions_test.jsonl").read_bytes() != (other / "predictions_test.jsonl").read_bytes()
+
+
+def test_save_weights_flag_writes_the_fine_tuned_model(workspace):
+    _, out_dir = run(workspace, "rt_polarity", "full", out="weights", save_weights=True)
+    assert (out_dir / "model.safetensors").stat().st_size > 0
+
+
+# --- heads and objective -------------------------------------------------------------------------------------
+
+def tiny_task_model(spec: TaskSpec, dropout: float = 0.0, classifier_dropout: float = 0.1) -> TaskModel:
+    torch.manual_seed(0)
+    lm = build_model("transformer", dict(vocab_size=50, n_positions=32, n_layer=2, n_head=2, d_model=32, d_ff=64,
+                                         embd_dropout=dropout, attn_dropout=dropout, resid_dropout=dropout))
+    return TaskModel(lm, spec, classifier_dropout)
+
+
+def test_similarity_prediction_is_symmetric_in_eval_mode():
+    model = tiny_task_model(SPECS["lee_similarity"]).eval()
+    a, b = (1, 5, 6, 7), (8, 9)
+    forward = EncodedExample(((40, *a, 41, *b, 42), (40, *b, 41, *a, 42)), 0.5)
+    swapped = EncodedExample(((40, *b, 41, *a, 42), (40, *a, 41, *b, 42)), 0.5)
+    with torch.no_grad():
+        scores, _ = model(collate([forward, swapped], regression=True))
+    assert scores.shape == (2,)
+    torch.testing.assert_close(scores[0], scores[1])
+
+
+def test_multiple_choice_scores_are_a_softmax_over_candidates_with_missing_ones_masked():
+    model = tiny_task_model(SPECS["social_iqa"]).eval()
+    three = EncodedExample(((40, 1, 41, 2, 42), (40, 1, 41, 3, 42), (40, 1, 41, 4, 4, 42)), 2)
+    two = EncodedExample(((40, 5, 41, 6, 42), (40, 5, 41, 7, 42)), 0)
+    with torch.no_grad():
+        scores, _ = model(collate([three, two], regression=False))
+    assert scores.shape == (2, 3) and scores[1, 2] == float("-inf")
+    probabilities = torch.softmax(scores, dim=-1)
+    torch.testing.assert_close(probabilities.sum(-1), torch.ones(2))
+    assert probabilities[1, 2] == 0
+    # each candidate's score is the head applied to its own [e] state, alone
+    with torch.no_grad():
+        alone, _ = model(collate([EncodedExample((three.sequences[1],), 0)], regression=False))
+    torch.testing.assert_close(scores[0, 1], alone[0, 0])
+
+
+def test_classifier_dropout_mask_is_shared_by_all_candidates():
+    model = tiny_task_model(SPECS["social_iqa"], dropout=0.0, classifier_dropout=0.5).train()
+    same = (40, 1, 2, 41, 3, 42)
+    with torch.no_grad():
+        scores, _ = model(collate([EncodedExample((same, same, same), 0)] * 4, regression=False))
+    assert torch.equal(scores[:, 0], scores[:, 1]) and torch.equal(scores[:, 1], scores[:, 2])
+    assert not torch.equal(scores[0], scores[1])  # but each example draws its own mask
+
+
+def test_auxiliary_lm_weight_changes_the_loss_by_lambda_times_the_lm_loss():
+    model = tiny_task_model(SPECS["rt_polarity"]).eval()
+    batch = collate([EncodedExample(((40, 1, 2, 3, 42),), 1), EncodedExample(((40, 4, 42),), 0)], regression=False)
+    without, task_only, no_lm = model.loss(batch, 0.0)
+    with_lm, task_again, language = model.loss(batch, 0.5)
+    assert no_lm is None and torch.equal(without, task_only) and torch.equal(task_only, task_again)
+    assert language > 0 and with_lm != without
+    torch.testing.assert_close(with_lm, task_again + 0.5 * language)
+
+
+def test_lm_loss_ignores_padding():
+    model = tiny_task_model(SPECS["rt_polarity"]).eval()
+    short = EncodedExample(((40, 1, 2, 42),), 0)
+    batch = collate([short], regression=False)
+    padded = collate([short], regression=False)
+    padded.input_ids = torch.cat([padded.input_ids, torch.full((1, 5), 7)], dim=1)  # any pad id
+    with torch.no_grad():
+        losses = [lm_loss(model.language_model, model.language_model.hidden_states(b.input_ids), b)
+                  for b in (batch, padded)]
+    torch.testing.assert_close(losses[0], losses[1])
+
+
+def test_the_head_is_decayed_and_its_bias_is_not():
+    model = tiny_task_model(SPECS["rt_polarity"])
+    decayed, plain = model.parameter_groups(0.01)
+    assert any(p is model.head.weight for p in decayed["params"]) and decayed["weight_decay"] == 0.01
+    assert any(p is model.head.bias for p in plain["params"]) and plain["weight_decay"] == 0.0
+    assert all(p.dim() >= 2 for p in decayed["params"]) and all(p.dim() < 2 for p in plain["params"])
+
+
+def test_learning_rate_warms_up_then_decays_linearly_to_zero():
+    factors = [finetune.lr_factor(step, 10, 2) for step in range(10)]
+    assert factors[:3] == [0.5, 1.0, 1.0]
+    assert factors[-1] == pytest.approx(1 / 8) and all(a > b for a, b in zip(factors[2:], factors[3:]))
+    assert finetune.lr_factor(10, 10, 2) == 0.0
+    assert finetune.lr_factor(0, 10, 0) == 1.0
+
+
+# --- models per variant -----------------------------------------------------------------------------------
+
+def test_special_tokens_are_added_to_a_checkpoint_that_lacks_them(workspace):
+    bpe = tiny_bpe()
+    model = finetune.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
+    assert model.tokens_embed.weight.shape[0] == bpe.vocab_size
+    with pytest.raises(UserError, match="token embeddings"):
+        finetune.language_model(tiny_params(), "full", bpe.vocab_size - 5, workspace / "pretrain")
+
+
+def test_transfer_layers_keeps_the_first_blocks_and_the_embeddings(workspace):
+    bpe = tiny_bpe()
+    pretrained = finetune.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
+    torch.manual_seed(0)
+    partial = finetune.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain", transfer_layers=1)
+    kept, fresh = pretrained.state_dict(), partial.state_dict()
+    for name in kept:
+        if name.startswith("h.1."):
+            continue
+        # the appended special-token rows are random draws; everything pretrained must match
+        torch.testing.assert_close(fresh[name][: bpe.vocab_size - 3], kept[name][: bpe.vocab_size - 3], msg=name)
+    assert not torch.equal(fresh["h.1.attn.c_attn.weight"], kept["h.1.attn.c_attn.weight"])
+    with pytest.raises(UserError, match="transfer_layers"):
+        finetune.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain", transfer_layers=3)
+    with pytest.raises(UserError, match="transfer_layers"):
+        finetune.language_model(tiny_params(), "lstm", bpe.vocab_size, workspace / "pretrain", transfer_layers=1)
+
+
+def test_no_pretrain_needs_no_checkpoint_and_unknown_variants_are_refused(tmp_path):
+    model = finetune.language_model(tiny_params(), "no_pretrain", 60, tmp_path)
+    assert model.config.n_layer == 2 and model.config.vocab_size == 60
+    with pytest.raises(UserError, match="unknown fine-tuning variant"):
+        finetune.language_model(tiny_params(), "bigger", 60, tmp_path)
+    with pytest.raises(UserError, match="does not exist"):
+        finetune.language_model(tiny_params(), "full", 60, tmp_path)
+
+
+# --- data ---------------------------------------------------------------------------------------------------
+
+def test_train_subsample_is_seeded_by_the_project_and_capped(workspace):
+    params = tiny_params()
+    first = finetune.load_task_data(params, "rt_polarity", workspace / "tasks")
+    again = finetune.load_task_data(params, "rt_polarity", workspace / "tasks")
+    assert len(first.splits["train"]) == 12 and first.splits == again.splits
+    assert len(first.splits["dev"]) == len(first.splits["test"]) == 6
+    assert first.full_sizes == {"train": 16, "dev": 8, "test": 8}
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([], "empty"),
+    ([ClassificationExample("fine", 5)], "outside the task's label set"),
+])
+def test_bad_task_files_stop_the_run_with_a_user_error(workspace, tmp_path, rows, message):
+    tasks = tmp_path / "tasks"
+    write_task(tasks / "rt_polarity", SPECS["rt_polarity"])
+    write_examples(tasks / "rt_polarity" / "dev.jsonl", rows)
+    with pytest.raises(UserError, match=message):
+        finetune.run(tiny_params(), "rt_polarity", "full", 1, tasks_dir=tasks, bpe_dir=workspace / "bpe",
+                     pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_multiple_choice_gold_index_out_of_range_is_a_user_error(workspace, tmp_path):
+    tasks = tmp_path / "tasks"
+    write_task(tasks / "social_iqa", SPECS["social_iqa"])
+    write_examples(tasks / "social_iqa" / "train.jsonl", [MultipleChoiceExample("who?", ("a", "b"), 2)])
+    with pytest.raises(UserError, match="outside the 2 choices"):
+        finetune.load_task_data(tiny_params(), "social_iqa", tasks)
+
+
+def test_examples_longer_than_the_context_are_truncated(workspace, tmp_path):
+    tasks = tmp_path / "tasks"
+    write_task(tasks / "snli_100k", SPECS["snli_100k"])
+    long = " ".join(["word"] * 80)
+    write_examples(tasks / "snli_100k" / "test.jsonl", [EntailmentExample(long, long, 1)] * 3)
+    metrics = finetune.run(tiny_params(), "snli_100k", "full", 1, tasks_dir=tasks, bpe_dir=workspace / "bpe",
+                           pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
+    assert 0.0 <= metrics["test"]["accuracy"] <= 1.0
+
+
+def test_similarity_lm_loss_reads_the_first_order_only():
+    model = tiny_task_model(SPECS["lee_similarity"]).eval()
+    pair = EncodedExample(((40, 1, 2, 41, 3, 42), (40, 3, 41, 1, 2, 42)), 0.5)
+    with torch.no_grad():
+        _, language = model(collate([pair], regression=True), with_lm=True)
+        first = collate([EncodedExample((pair.sequences[0],), 0)], regression=False)
+        expected = lm_loss(model.language_model, model.language_model.hidden_states(first.input_ids), first)
+    torch.testing.assert_close(language, expected)
+
+
+def test_fine_tuning_learns_an_easy_task():
+    """The whole loop (schedule, clipping, head, λ) fits a task where one token decides the label."""
+    spec = SPECS["rt_polarity"]
+    model = tiny_task_model(spec, classifier_dropout=0.1)
+    examples = [EncodedExample(((40, 3 + i % 5, 10 + label, 6, 42),), label)
+                for i in range(40) for label in (0, 1)]
+    params = tiny_params(lr=3e-3, batch_size=8, epochs=8)
+    finetune.train(model, examples, params, lm_coef=0.5, seed=1, device=torch.device("cpu"))
+    outputs = finetune.predict(model, examples, 16, torch.device("cpu"))
+    accuracy = sum(int(out.argmax()) == ex.label for out, ex in zip(outputs, examples)) / len(examples)
+    assert accuracy == 1.0

@@ -1,0 +1,127 @@
+"""Metrics per task, the baselines, and the evaluate stage's tables."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.metrics import f1_score, matthews_corrcoef
+
+from gpt1 import baselines, evaluate
+from gpt1.errors import UserError
+from gpt1.finetune import load_task_data
+from gpt1.metrics import score
+from gpt1.records import ClassificationExample, TaskSpec, write_examples
+from test_finetune import SPECS, TASKS, tiny_params, write_task
+
+MRPC = TaskSpec("mrpc", "similarity", ("not_paraphrase", "paraphrase"), ("f1", "accuracy"), "test")
+COLA = TaskSpec("cola", "classification", ("unacceptable", "acceptable"), ("matthews",), "test")
+
+
+def test_accuracy_f1_of_the_positive_class_and_matthews():
+    gold, predicted = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 1]
+    scores = score(MRPC, gold, predicted)
+    assert scores.values == {"f1": round(f1_score(gold, predicted, pos_label=1), 6), "accuracy": 0.5}
+    assert scores.values["f1"] != round(f1_score(gold, predicted, pos_label=0), 6)  # really the positive class
+    assert score(COLA, gold, predicted).values == {"matthews": round(matthews_corrcoef(gold, predicted), 6)}
+
+
+def test_pearson_and_spearman_and_their_undefined_case():
+    gold, predicted = [0.1, 0.4, 0.35, 0.8], [0.2, 0.3, 0.5, 0.9]
+    scores = score(SPECS["lee_similarity"], gold, predicted)
+    assert scores.values["pearson"] == pytest.approx(stats.pearsonr(gold, predicted)[0], abs=1e-6)
+    assert scores.values["spearman"] == pytest.approx(stats.spearmanr(gold, predicted)[0], abs=1e-6)
+    assert scores.notes == ()
+    constant = score(SPECS["lee_similarity"], gold, [0.5] * 4)
+    assert constant.values == {"pearson": 0.0, "spearman": 0.0}
+    assert len(constant.notes) == 2 and "undefined" in constant.notes[0]
+
+
+def test_scoring_nothing_is_a_user_error():
+    with pytest.raises(UserError, match="empty"):
+        score(SPECS["rt_polarity"], [], [])
+
+
+# --- baselines ----------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def tasks_dir(tmp_path):
+    for name, spec in SPECS.items():
+        write_task(tmp_path / "tasks" / name, spec)
+    return tmp_path / "tasks"
+
+
+def test_majority_and_tfidf_baselines_on_a_separable_task(tmp_path):
+    tasks = tmp_path / "tasks"
+    write_task(tasks / "rt_polarity", SPECS["rt_polarity"])
+    train = [ClassificationExample(f"bad awful {i}", 0) for i in range(7)] + [
+        ClassificationExample(f"good great {i}", 1) for i in range(5)]
+    write_examples(tasks / "rt_polarity" / "train.jsonl", train)
+    write_examples(tasks / "rt_polarity" / "test.jsonl", [ClassificationExample("great good", 1),
+                                                          ClassificationExample("awful bad", 0)])
+    data = load_task_data(tiny_params(), "rt_polarity", tasks)
+    results = baselines.task_baselines(data, seed=1)
+    assert results["majority"]["test"] == {"accuracy": 0.5}  # always "negative", the larger class
+    assert results["tfidf_logreg"]["test"] == {"accuracy": 1.0}
+
+
+def test_regression_and_multiple_choice_baselines(tasks_dir):
+    params = tiny_params()
+    similarity = baselines.task_baselines(load_task_data(params, "lee_similarity", tasks_dir), seed=1)
+    assert set(similarity) == {"majority"}  # no text classifier for a regression target
+    assert similarity["majority"]["test"] == {"pearson": 0.0, "spearman": 0.0}
+    assert any("undefined" in note for note in similarity["majority"]["notes"])
+    choice = baselines.task_baselines(load_task_data(params, "social_iqa", tasks_dir), seed=1)
+    assert set(choice) == {"majority"} and 0 <= choice["majority"]["test"]["accuracy"] <= 1
+
+
+def test_baselines_run_writes_every_task_deterministically(tasks_dir, tmp_path):
+    out = tmp_path / "baselines.json"
+    first = baselines.run(tiny_params(), tasks_dir, out)
+    text = out.read_text()
+    baselines.run(tiny_params(), tasks_dir, out)
+    assert out.read_text() == text and list(json.loads(text)) == sorted(TASKS) and set(first) == set(TASKS)
+    assert set(first["snli_100k"]) == {"majority", "tfidf_logreg"}
+
+
+# --- evaluate -----------------------------------------------------------------------------------------------
+
+def fake_results(results_dir, params, value=lambda task, variant, seed: 0.5 + seed / 10):
+    for task in params.data.tasks:
+        for variant in params.finetune.variants:
+            for seed in params.finetune.seeds:
+                path = evaluate.run_metrics_path(results_dir, task, variant, seed)
+                path.parent.mkdir(parents=True)
+                metrics = {metric: value(task, variant, seed) for metric in SPECS[task].metrics}
+                path.write_text(json.dumps({"dev": metrics, "test": metrics}))
+
+
+def test_evaluate_gathers_runs_and_baselines_into_three_tables(tasks_dir, tmp_path):
+    params = tiny_params()  # 4 tasks, 4 variants, seeds 1 and 2
+    results = tmp_path / "results"
+    baselines.run(params, tasks_dir, results / "baselines.json")
+    fake_results(results, params)
+    evaluate.run(params, results)
+    scores = pd.read_csv(results / "scores.csv")
+    assert list(scores.columns) == ["task", "variant", "seed", "metric", "value"]
+    runs = scores[~scores.variant.isin(baselines.BASELINES)]
+    assert len(runs) == 2 * 4 * (1 + 1 + 2 + 1)  # seeds x variants x metrics summed over the tasks
+    summary = pd.read_csv(results / "scores_summary.csv")
+    full = summary[(summary.task == "rt_polarity") & (summary.variant == "full")].iloc[0]
+    assert (full["mean"], full["seeds"]) == (pytest.approx(0.65), 2)
+    assert full["std"] == round(pd.Series([0.6, 0.7]).std(), 6)  # sample std, rounded as written
+    nested = json.loads((results / "metrics.json").read_text())
+    assert nested["rt_polarity"]["full"]["accuracy"] == {"mean": 0.65, "std": round(full["std"], 6),
+                                                         "seed1": 0.6, "seed2": 0.7}
+    assert nested["lee_similarity"]["majority"]["pearson"]["mean"] == 0.0
+    assert "tfidf_logreg" in nested["snli_100k"] and "tfidf_logreg" not in nested["social_iqa"]
+
+
+def test_evaluate_names_a_missing_run(tasks_dir, tmp_path):
+    params = tiny_params()
+    results = tmp_path / "results"
+    baselines.run(params, tasks_dir, results / "baselines.json")
+    with pytest.raises(UserError, match="gpt1 finetune --task rt_polarity --variant full --seed 1"):
+        evaluate.run(params, results)

@@ -1,0 +1,58 @@
+rule zeroshot:
+    input:
+        "data/raw",
+        "data/tasks",
+        "data/bpe",
+        "data/pretrain/transformer/checkpoints",
+        "data/pretrain/lstm/checkpoints",
+        "data/pretrain/transformer/model.safetensors",
+        "data/pretrain/lstm/model.safetensors",
+        "results/scores.csv",
+        code("zeroshot", "model"),
+    output:
+        "results/zero_shot.csv",
+        "results/zero_shot.png",
+    params:
+        **P("finetune.max_eval_examples", "finetune.device", "pretrain.max_steps", "model.n_positions"),
+    conda:
+        "../envs/gpt1.yaml"
+    log:
+        "logs/zeroshot.log",
+    shell:
+        "gpt1 zeroshot"
+
+
+rule ablation:
+    input:
+        "results/scores.csv",
+        "data/tasks",
+        code("analysis"),
+    output:
+        "results/ablation.csv",
+        "results/ablation_std.csv",
+        "results/ablation.md",
+    params:
+        **P("data.tasks", "finetune.max_train_examples"),
+    conda:
+        "../envs/gpt1.yaml"
+    log:
+        "logs/ablation.log",
+    shell:
+        "gpt1 ablation"
+
+
+rule layer_figure:
+    input:
+        layer_transfer_runs(),
+        code("analysis"),
+    output:
+        "results/layer_transfer.csv",
+        "results/layer_transfer.png",
+    params:
+        **P("analysis"),
+    conda:
+        "../envs/gpt1.yaml"
+    log:
+        "logs/layer_figure.log",
+    shell:
+        "gpt1 layer-figure"

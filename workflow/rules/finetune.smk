@@ -1,0 +1,82 @@
+FINETUNE_INPUTS = [
+    "data/tasks",
+    "data/bpe",
+    "data/pretrain/transformer/model.safetensors",
+    "data/pretrain/lstm/model.safetensors",
+    *code("finetune", "transforms", "heads", "metrics", "model"),
+]
+
+
+rule finetune:
+    input:
+        FINETUNE_INPUTS,
+    output:
+        directory("results/finetune/{task}/{variant}/seed{seed}"),
+    wildcard_constraints:
+        variant="full|no_pretrain|no_aux_lm|lstm",
+        seed=r"\d+",
+    params:
+        **P(*FINETUNE_KEYS),
+    resources:
+        gpu=1,
+    conda:
+        "../envs/gpt1.yaml"
+    log:
+        "logs/finetune/{task}/{variant}/seed{seed}.log",
+    shell:
+        "gpt1 finetune --task {wildcards.task} --variant {wildcards.variant} --seed {wildcards.seed}"
+
+
+rule layer_transfer:
+    input:
+        FINETUNE_INPUTS,
+    output:
+        directory("results/layer_transfer/{task}/layers{layers}/seed{seed}"),
+    wildcard_constraints:
+        layers=r"\d+",
+        seed=r"\d+",
+    params:
+        **P(*FINETUNE_KEYS),
+    resources:
+        gpu=1,
+    conda:
+        "../envs/gpt1.yaml"
+    log:
+        "logs/layer_transfer/{task}/layers{layers}/seed{seed}.log",
+    shell:
+        "gpt1 layer-transfer --task {wildcards.task} --layers {wildcards.layers} --seed {wildcards.seed}"
+
+
+rule baselines:
+    input:
+        "data/tasks",
+        code("baselines", "metrics"),
+    output:
+        "results/baselines.json",
+    params:
+        **P("seed", "data.tasks", "finetune.max_train_examples", "finetune.max_eval_examples"),
+    conda:
+        "../envs/gpt1.yaml"
+    log:
+        "logs/baselines.log",
+    shell:
+        "gpt1 baselines"
+
+
+rule evaluate:
+    input:
+        finetune_runs(),
+        "results/baselines.json",
+        code("evaluate"),
+    output:
+        "results/scores.csv",
+        "results/scores_summary.csv",
+        "results/metrics.json",
+    params:
+        **P("data.tasks", "finetune.variants", "finetune.seeds"),
+    conda:
+        "../envs/gpt1.yaml"
+    log:
+        "logs/evaluate.log",
+    shell:
+        "gpt1 evaluate"
