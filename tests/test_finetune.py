@@ -49,6 +49,7 @@ def tiny_params(**finetune_overrides) -> Params:
                            batch_size=4, epochs=1, max_train_examples=12, max_eval_examples=6, device="cpu",
                            dtype="float32")
     raw["finetune"].update(finetune_overrides)
+    raw["analysis"]["layer_transfer_layers"] = [0, TINY_MODEL["n_layer"]]
     return parse_params(raw, "tiny params")
 
 
