@@ -2,11 +2,11 @@
 
 Both models get the same config, batch, dropout, optimiser (AdamW with the same decay groups, default
 implementation for the device), thread count and device. One timed "step" is forward + loss + backward +
-optimizer step + zero_grad, synchronised on CUDA. The two models are timed in alternating rounds after a
+gradient clipping + optimizer step + zero_grad, synchronised on CUDA. The two models are timed in alternating rounds after a
 warm-up, so a slow patch of a shared machine hits both; the reported figure is the median round.
 
-Also the GPU yardstick of the paper's throughput anchors: FLOPs per token ~ 6 N + 12 L d T and MFU
-against H100 dense bf16 (989 TFLOP/s).
+Each result also carries the GPU yardstick of the paper's throughput anchors (gpt1.pretrain.flops_per_token:
+6 N + 12 L d T per token) as achieved TFLOP/s and MFU against H100 dense bf16 (989 TFLOP/s).
 """
 
 from __future__ import annotations
@@ -16,27 +16,16 @@ import contextlib
 import json
 import statistics
 import time
+from pathlib import Path
 from typing import Callable
 
 import torch
 
 from gpt1.model import GPT1, TransformerConfig
+from gpt1.pretrain import flops_per_token, model_flops_utilisation
 
-H100_BF16_DENSE_FLOPS = 989e12
 # A mid-size shape between the CPU default and GPT-1 (the task's suggestion).
 MID_SIZE = dict(n_layer=6, d_model=512, n_head=8, d_ff=2048, n_positions=256)
-
-
-def flops_per_token(num_parameters: int, n_layer: int, d_model: int, sequence_length: int) -> float:
-    """Training FLOPs per token: 6 N for the weights (forward 2 N, backward 4 N) plus attention scores and
-    their weighted sum, 12 L d T (PaLM appendix B; the formula llm.c and nanoGPT report MFU with)."""
-    return 6.0 * num_parameters + 12.0 * n_layer * d_model * sequence_length
-
-
-def model_flops_utilisation(tokens_per_second: float, flops_per_token_: float,
-                            peak_flops: float = H100_BF16_DENSE_FLOPS) -> float:
-    """Achieved model FLOP/s as a fraction of the device's peak (0.41 = 41 %)."""
-    return tokens_per_second * flops_per_token_ / peak_flops
 
 
 def build_reference(config: TransformerConfig) -> torch.nn.Module:
@@ -86,9 +75,13 @@ def _time(step: Callable[[], None], steps: int, device: torch.device) -> float:
 
 
 def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 5, warmup: int = 2,
-                  rounds: int = 5, device: str = "cpu", compile: bool = False, seed: int = 0) -> dict:
-    """Tokens/s of one training step for both models; `ratio` > 1 means ours is faster."""
+                  rounds: int = 5, device: str = "cpu", compile: bool = False, seed: int = 0,
+                  threads: int | None = None) -> dict:
+    """Tokens/s of one training step for both models; `ratio` > 1 means ours is faster. `threads` sets
+    torch's CPU thread count for both (default: leave it as it is)."""
     device_ = torch.device(device)
+    if threads is not None:
+        torch.set_num_threads(threads)
     if seq > config.n_positions:
         raise ValueError(f"seq {seq} exceeds n_positions {config.n_positions}")
     if device_.type == "cuda":
@@ -101,6 +94,7 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     input_ids, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
     torch.manual_seed(seed)
     models = {"gpt1": GPT1(config).to(device_).train(), "transformers": build_reference(config).to(device_).train()}
+    per_token = flops_per_token(models["gpt1"].num_parameters(), config.n_layer, config.d_model, seq)
     if compile:
         models = {name: torch.compile(model) for name, model in models.items()}
     steps_by_name = {name: _step_function(model, name == "transformers", input_ids, targets, autocast)
@@ -116,9 +110,6 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     tokens_per_step = batch * seq
     result: dict = {"config": {**config.__dict__}, "batch": batch, "seq": seq, "steps": steps, "rounds": rounds,
                     "device": str(device_), "threads": torch.get_num_threads(), "compile": compile}
-    per_token = flops_per_token(models["gpt1"].num_parameters() if not compile else
-                                sum(p.numel() for p in models["gpt1"].parameters()),
-                                config.n_layer, config.d_model, seq)
     for name, values in seconds.items():
         tokens_per_second = tokens_per_step * steps / statistics.median(values)
         result[name] = {"tokens_per_second": tokens_per_second,
@@ -155,14 +146,11 @@ def format_result(name: str, result: dict) -> str:
 
 def main(params, configs: list[str] | None = None, batch: int | None = None, steps: int = 5,
          warmup: int = 2, rounds: int = 5, device: str = "auto", compile: bool = False,
-         vocab_size: int | None = None, output=None) -> dict:
+         vocab_size: int | None = None, output=None, threads: int | None = None) -> dict:
     """What `gpt1 benchmark` runs: every named config (default, mid), printed and returned as a dict."""
-    import json as _json
-    from pathlib import Path
-
     if vocab_size is None:
         meta = Path("data/tokens/meta.json")
-        vocab_size = _json.loads(meta.read_text())["vocab_size"] if meta.is_file() else 40478 + 3
+        vocab_size = json.loads(meta.read_text())["vocab_size"] if meta.is_file() else 40478 + 3
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     available = default_configs(params.model, vocab_size)
@@ -171,11 +159,11 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
         config = available[name]
         micro_batch = batch or params.pretrain.micro_batch_size
         results[name] = run_benchmark(config, micro_batch, config.n_positions, steps, warmup, rounds,
-                                      device=device, compile=compile)
+                                      device=device, compile=compile, threads=threads)
         print(format_result(name, results[name]), flush=True)
     if output is not None:
         Path(output).parent.mkdir(parents=True, exist_ok=True)
-        Path(output).write_text(_json.dumps(results, indent=2) + "\n")
+        Path(output).write_text(json.dumps(results, indent=2) + "\n")
     return results
 
 
@@ -192,10 +180,11 @@ def _cli(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--compile", action="store_true")
-    parser.add_argument("--output")
+    parser.add_argument("--threads", type=int, help="CPU threads for both models (default: torch's)")
+    parser.add_argument("--output", help="also write the results as JSON here")
     args = parser.parse_args(argv)
     main(load_params(args.params), args.config, args.batch, args.steps, args.warmup, args.rounds, args.device,
-         args.compile, output=args.output)
+         args.compile, output=args.output, threads=args.threads)
 
 
 if __name__ == "__main__":

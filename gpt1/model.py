@@ -243,7 +243,8 @@ def build_model(kind: str, config: Mapping[str, Any] | TransformerConfig | LSTMC
 def save_model(model: LanguageModel, path: Path | str) -> None:
     """Write weights and the metadata {"kind", "config"} to one safetensors file, atomically."""
     tensors = {name: tensor.detach().cpu().contiguous() for name, tensor in model.state_dict().items()}
-    metadata = {"kind": model.kind, "config": json.dumps(dataclasses.asdict(model.config))}
+    # One metadata key: safetensors writes several in hash-map order, and two runs must give the same bytes.
+    metadata = {"gpt1": json.dumps({"kind": model.kind, "config": dataclasses.asdict(model.config)}, sort_keys=True)}
     with atomic_path(path) as temporary:
         save_file(tensors, str(temporary), metadata=metadata)
 
@@ -259,9 +260,10 @@ def load_model(path: Path | str, device: str | torch.device = "cpu") -> Language
         tensors = load_file(str(path), device=str(device))
     except (SafetensorError, OSError) as error:
         raise UserError(f"{path} is not a readable safetensors checkpoint ({error}); re-create it") from error
-    if "kind" not in metadata or "config" not in metadata:
-        raise UserError(f"{path} has no gpt1 model metadata (kind, config); save it with gpt1's save_model")
-    model = build_model(metadata["kind"], json.loads(metadata["config"])).to(device)
+    if "gpt1" not in metadata:
+        raise UserError(f"{path} has no gpt1 model metadata; save it with gpt1's save_model")
+    described = json.loads(metadata["gpt1"])
+    model = build_model(described["kind"], described["config"]).to(device)
     missing, unexpected = model.load_state_dict(tensors, strict=False)
     if missing or unexpected:
         raise UserError(f"{path} does not match its own config: missing {missing}, unexpected {unexpected}")

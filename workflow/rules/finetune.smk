@@ -17,6 +17,7 @@ rule finetune:
         seed=r"\d+",
     params:
         **P(*FINETUNE_KEYS),
+    threads: workflow.cores  # a training job uses every core (torch threads); GPUs are a resource
     resources:
         gpu=1,
     conda:
@@ -37,6 +38,7 @@ rule layer_transfer:
         seed=r"\d+",
     params:
         **P(*FINETUNE_KEYS),
+    threads: workflow.cores  # a training job uses every core (torch threads); GPUs are a resource
     resources:
         gpu=1,
     conda:

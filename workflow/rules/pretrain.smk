@@ -18,6 +18,7 @@ rule pretrain:
             "pretrain.eval_tokens", "pretrain.checkpoints", "pretrain.save_interval"),
         shape=lambda wildcards: config[MODEL_SECTION[wildcards.kind]],
         optimiser=lambda wildcards: config["pretrain"][wildcards.kind],
+    threads: workflow.cores  # a training job uses every core (torch threads); GPUs are a resource
     resources:
         gpu=1,
     conda:

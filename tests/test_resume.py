@@ -1,0 +1,97 @@
+"""Never lose work: a pretraining run killed with SIGKILL resumes and ends exactly where an uninterrupted
+run ends (same weights bit for bit, dropout included), from a resume.pt that loads with weights_only=True."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from gpt1 import pretrain
+from gpt1.config import parse_params
+from test_pretrain import one_thread, run_in_subprocess, runner_command, state_dict, subprocess_environment, \
+    tiny_raw_params, write_tokens  # noqa: F401 (one_thread: an autouse fixture)
+
+# Dropout on, so that a resume which forgot the RNG states would end with other weights.
+RAW = tiny_raw_params(max_steps=100, save_interval=5, eval_interval=25, checkpoints=5)
+
+
+def kill_after_first_resume_checkpoint(tmp_path, name: str) -> dict:
+    """Start a run, SIGKILL it as soon as resume.pt exists, return what it left behind."""
+    argv, folder = runner_command(tmp_path, RAW, name)
+    process = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=subprocess_environment())
+    resume = folder / "out" / "resume.pt"
+    deadline = time.monotonic() + 90
+    while not resume.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == -signal.SIGKILL, f"the run ended before it could be killed: {stderr[-2000:]}"
+    return torch.load(resume, map_location="cpu", weights_only=True)
+
+
+def test_killed_run_resumes_to_the_same_weights_as_an_uninterrupted_run(tmp_path):
+    write_tokens(tmp_path / "tokens")
+    uninterrupted = run_in_subprocess(tmp_path, RAW, "uninterrupted")
+
+    state = kill_after_first_resume_checkpoint(tmp_path, "killed")
+    out = tmp_path / "killed" / "out"
+    assert 0 < state["step"] < RAW["pretrain"]["max_steps"]
+    assert state["sequences_seen"] == state["step"] * RAW["pretrain"]["tokens_per_update"] // 16
+    assert {"model", "optimizer", "scheduler", "rng", "history"} <= set(state)
+    assert set(state["rng"][0]) == {"torch", "cuda", "numpy", "python"}
+    assert state["scheduler"]["last_epoch"] == state["step"]
+    assert len(state["history"]) == state["step"]
+    assert not (out / "model.safetensors").exists()
+    assert (out / "resume-checkpoints" / "step_1.safetensors").is_file()
+
+    resumed = run_in_subprocess(tmp_path, RAW, "killed")
+    assert resumed["resumed_from_step"] >= state["step"] > 0
+    assert resumed["val_loss"] == uninterrupted["val_loss"]
+    final, reference = state_dict(out / "model.safetensors"), state_dict(
+        tmp_path / "uninterrupted" / "out" / "model.safetensors")
+    assert final.keys() == reference.keys()
+    for name, tensor in reference.items():
+        assert torch.equal(final[name], tensor), name
+    # The log-spaced checkpoints written before the kill survive into the final folder, byte for byte.
+    reference_checkpoints = tmp_path / "uninterrupted" / "out" / "checkpoints"
+    checkpoints = sorted(path.name for path in (out / "checkpoints").iterdir())
+    assert checkpoints == sorted(path.name for path in reference_checkpoints.iterdir())
+    for checkpoint in checkpoints:
+        assert (out / "checkpoints" / checkpoint).read_bytes() == (reference_checkpoints / checkpoint).read_bytes()
+    assert not (out / "resume.pt").exists()
+    # The metric curves cover the whole run once: replayed history plus the resumed updates.
+    curve = Path("metrics") / "plots" / "metrics" / "train" / "loss.tsv"
+    assert (tmp_path / "killed" / curve).read_text() == (tmp_path / "uninterrupted" / curve).read_text()
+
+
+class Crash(Exception):
+    pass
+
+
+def test_resume_state_from_other_settings_starts_over(tmp_path, monkeypatch):
+    tokens = write_tokens(tmp_path / "tokens")
+    out = tmp_path / "out"
+    with monkeypatch.context() as patch:  # a run that dies just before publishing its outputs
+        patch.setattr(pretrain._Trainer, "_publish", lambda self: (_ for _ in ()).throw(Crash()))
+        with pytest.raises(Crash):
+            pretrain.run(parse_params(RAW), "transformer", tokens, out, tmp_path / "metrics")
+    assert torch.load(out / "resume.pt", weights_only=True)["step"] == 95
+    assert (out / "resume-checkpoints" / "step_100.safetensors").is_file()
+
+    changed = json.loads(json.dumps(RAW))
+    changed["pretrain"]["max_steps"] = 30  # another schedule: the old state must not be used
+    result = pretrain.run(parse_params(changed), "transformer", tokens, out, tmp_path / "metrics")
+    assert result["resumed_from_step"] == 0 and result["steps"] == 30
+    # Only the new run's checkpoints: the dead run's staged ones (other steps) were dropped.
+    names = {path.name for path in (out / "checkpoints").iterdir()}
+    expected = pretrain.checkpoint_steps(30, RAW["pretrain"]["checkpoints"])
+    assert names == {f"step_{step}.safetensors" for step in expected}
+    assert not (out / "resume.pt").exists() and not (out / "resume-checkpoints").exists()
