@@ -150,30 +150,30 @@ def run_ablation(scores_csv: Path, tasks_dir: Path, tasks: list[str], finetune_c
 # --- Figure 2 left: layers transferred ------------------------------------------------------------
 
 
-def run_layer_transfer(results_dir: Path, tasks: list[str], n_layer: int, seeds: list[int], out_csv: Path,
+def run_layer_transfer(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int], out_csv: Path,
                        out_png: Path) -> pd.DataFrame:
     """Collect results/layer_transfer/<task>/layers<k>/seed<s>/metrics.json into a table and a figure."""
     rows = []
     for task in tasks:
-        for layers in range(n_layer + 1):
+        for kept in layers:
             for seed in seeds:
-                path = results_dir / "layer_transfer" / task / f"layers{layers}" / f"seed{seed}" / "metrics.json"
+                path = results_dir / "layer_transfer" / task / f"layers{kept}" / f"seed{seed}" / "metrics.json"
                 if not path.exists():
                     raise UserError(f"{path} not found; run the layer_transfer stages first")
                 metrics = json.loads(path.read_text())
                 for split in ("dev", "test"):
-                    rows.append({"task": task, "layers": layers, "seed": seed, "split": split,
+                    rows.append({"task": task, "layers": kept, "seed": seed, "split": split,
                                  "accuracy": metrics[split]["accuracy"]})
     frame = pd.DataFrame(rows)
     table = frame.groupby(["task", "split", "layers"])["accuracy"].agg(["mean", "std"]).reset_index()
     table["std"] = table["std"].fillna(0.0)
     with atomic_path(out_csv) as temporary:
         table.to_csv(temporary, index=False, float_format="%.4f")
-    _plot_layer_transfer(table, tasks, n_layer, out_png)
+    _plot_layer_transfer(table, tasks, layers, out_png)
     return table
 
 
-def _plot_layer_transfer(table: pd.DataFrame, tasks: list[str], n_layer: int, out_png: Path) -> None:
+def _plot_layer_transfer(table: pd.DataFrame, tasks: list[str], layers: list[int], out_png: Path) -> None:
     figure, axes = plt.subplots(figsize=(5.5, 4), dpi=120)
     for task in tasks:
         for split, style in (("dev", "-"), ("test", "--")):
@@ -182,7 +182,7 @@ def _plot_layer_transfer(table: pd.DataFrame, tasks: list[str], n_layer: int, ou
                           marker="o", capsize=2, label=f"{task} ({split})")
     axes.set_xlabel("pretrained layers transferred")
     axes.set_ylabel("accuracy (%)")
-    axes.set_xticks(range(n_layer + 1))
+    axes.set_xticks(sorted(layers))
     axes.set_title("Layers transferred (cf. GPT-1 Figure 2, left)")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)

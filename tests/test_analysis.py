@@ -77,10 +77,10 @@ def test_layer_transfer_table_and_figure(tmp_path):
             accuracy = 0.4 + 0.1 * layers + 0.01 * seed
             folder.joinpath("metrics.json").write_text(json.dumps({"dev": {"accuracy": accuracy},
                                                                    "test": {"accuracy": accuracy - 0.05}}))
-    table = analysis.run_layer_transfer(tmp_path, ["nli"], 2, [1, 2], tmp_path / "lt.csv", tmp_path / "lt.png")
+    table = analysis.run_layer_transfer(tmp_path, ["nli"], [0, 1, 2], [1, 2], tmp_path / "lt.csv", tmp_path / "lt.png")
     dev = table[table.split == "dev"].set_index("layers")["mean"]
     assert dev.tolist() == pytest.approx([0.415, 0.515, 0.615])
     assert (tmp_path / "lt.png").read_bytes()[:4] == b"\x89PNG"
     first = (tmp_path / "lt.png").read_bytes()
-    analysis.run_layer_transfer(tmp_path, ["nli"], 2, [1, 2], tmp_path / "lt.csv", tmp_path / "lt.png")
+    analysis.run_layer_transfer(tmp_path, ["nli"], [0, 1, 2], [1, 2], tmp_path / "lt.csv", tmp_path / "lt.png")
     assert (tmp_path / "lt.png").read_bytes() == first  # deterministic figure
