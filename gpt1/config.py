@@ -91,7 +91,7 @@ class PretrainParams(Section):
     compile: bool = False
     micro_batch_size: int = Field(ge=1, description="sequences per forward pass on one device")
     tokens_per_update: int = Field(ge=1, description="tokens per optimizer step, all devices and accumulation")
-    max_steps: int = Field(ge=1)
+    max_steps: int = Field(ge=0, description="0: no training, only with init_from (use released weights as they are)")
     warmup_steps: int = Field(ge=0)
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = Field(gt=0, default=1e-8)
@@ -101,6 +101,9 @@ class PretrainParams(Section):
     eval_tokens: int = Field(ge=1)
     checkpoints: int = Field(ge=1, description="log-spaced checkpoints kept for the zero-shot analysis")
     save_interval: int = Field(ge=1, default=100, description="updates between resume checkpoints (resume.pt)")
+    init_from: Optional[str] = Field(
+        default=None, description="start the Transformer from these weights: released GPT-1 (an HF folder, or "
+        "OpenAI's params_shapes.json + params_*.npy) or a gpt1 .safetensors checkpoint")
     transformer: OptimiserParams
     lstm: OptimiserParams
 
@@ -146,6 +149,8 @@ class Params(Section):
 
     @model_validator(mode="after")
     def _analysis_fits(self) -> "Params":
+        if self.pretrain.max_steps == 0 and not self.pretrain.init_from:
+            raise ValueError("pretrain.max_steps is 0 but pretrain.init_from is not set: nothing would be trained")
         for task in self.analysis.layer_transfer_tasks:
             if task not in self.data.tasks:
                 raise ValueError(f"analysis.layer_transfer_tasks: '{task}' is not one of data.tasks {self.data.tasks}")

@@ -87,6 +87,8 @@ def learning_rate_factor(step: int, warmup_steps: int, max_steps: int) -> float:
 
 def checkpoint_steps(max_steps: int, count: int) -> list[int]:
     """`count` log-spaced update numbers from 1 to max_steps (fewer when rounding makes them collide)."""
+    if max_steps == 0:
+        return []
     if count == 1:
         return [max_steps]
     return sorted({int(round(step)) for step in np.geomspace(1, max_steps, count)} | {max_steps})
@@ -107,6 +109,29 @@ def model_flops_utilisation(tokens_per_second: float, flops_per_token_: float,
     return tokens_per_second * flops_per_token_ / peak_flops
 
 
+def initial_weights(path: Path, config: TransformerConfig) -> LanguageModel:
+    """Released (or earlier) weights to start from, checked against params.yaml's model section; the BPE's
+    special tokens are added as new embedding rows when the weights have none."""
+    from gpt1.model import load_model
+    from gpt1.weights import import_weights
+
+    if not path.exists():
+        raise UserError(f"pretrain.init_from: {path} does not exist")
+    model = load_model(path) if path.is_file() else import_weights(path, n_head=config.n_head)
+    theirs, ours = model.config, config
+    shape = ("n_layer", "n_head", "d_model", "d_ff", "n_positions")
+    if any(getattr(theirs, name) != getattr(ours, name) for name in shape):
+        raise UserError(f"pretrain.init_from: {path} has shape "
+                        f"{ {name: getattr(theirs, name) for name in shape} }; set params.yaml's model section to it")
+    if theirs.vocab_size > ours.vocab_size:
+        raise UserError(f"pretrain.init_from: {path} has {theirs.vocab_size} tokens but the BPE has {ours.vocab_size}; "
+                        "use the BPE those weights were trained with (bpe.import_from)")
+    if theirs.vocab_size < ours.vocab_size:
+        model.resize_token_embeddings(ours.vocab_size)
+    log.info("starting from %s (%d parameters)", path, model.num_parameters())
+    return model.train()
+
+
 def build_optimizer(model: LanguageModel, params: Params, kind: Kind, device: torch.device) -> torch.optim.AdamW:
     p = params.pretrain
     return torch.optim.AdamW(model.parameter_groups(p.weight_decay), lr=getattr(p, kind).max_lr,
@@ -121,7 +146,7 @@ def run_signature(params: Params, kind: Kind, config: TransformerConfig | LSTMCo
         "kind": kind, "config": config.__dict__, "seed": params.seed, "train_tokens": train_tokens,
         "tokens_per_update": p.tokens_per_update, "max_steps": p.max_steps, "warmup_steps": p.warmup_steps,
         "betas": list(p.betas), "eps": p.eps, "weight_decay": p.weight_decay, "grad_clip": p.grad_clip,
-        "max_lr": getattr(p, kind).max_lr,
+        "max_lr": getattr(p, kind).max_lr, "init_from": p.init_from if kind == "transformer" else None,
     }, sort_keys=True)
 
 
@@ -206,7 +231,10 @@ class _Trainer:
             torch.backends.cudnn.allow_tf32 = True
         self.config = model_config(params, kind, vocab_size)
         torch.manual_seed(params.seed)  # the same initial weights on every rank
-        self.model = build_model(kind, self.config).to(runtime.device)
+        self.model = build_model(kind, self.config)
+        if kind == "transformer" and self.p.init_from:
+            self.model = initial_weights(Path(self.p.init_from), self.config)
+        self.model = self.model.to(runtime.device)
         self.optimizer = build_optimizer(self.model, params, kind, runtime.device)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: learning_rate_factor(step, self.p.warmup_steps, self.p.max_steps))
@@ -334,6 +362,10 @@ class _Trainer:
             progress.update(1)
             progress.set_postfix(loss=f"{loss:.3f}", tokens_per_s=f"{entry['train/tokens_per_second']:,.0f}")
         progress.close()
+        if not self.history:  # max_steps 0: the imported weights as they are, evaluated once
+            val_loss = self._evaluate()
+            self.history.append({"step": 0, "val/loss": val_loss, "val/perplexity": math.exp(val_loss)})
+            _log_step(live, self.history[-1])
         final = {key: value for key, value in self.history[-1].items() if key.startswith("val/")}
         result = {"val_loss": final["val/loss"], "val_perplexity": final["val/perplexity"],
                   "unigram_val_perplexity": self.unigram, "steps": self.step, "resumed_from_step": self.resumed_from,

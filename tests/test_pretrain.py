@@ -270,3 +270,40 @@ def test_benchmark_times_both_models_on_the_same_batch():
     assert result["ratio"] == pytest.approx(result["gpt1"]["tokens_per_second"]
                                             / result["transformers"]["tokens_per_second"])
     assert result["flops_per_token"] == flops_per_token(build_model("transformer", config).num_parameters(), 1, 32, 16)
+
+
+def test_init_from_released_weights_without_training(tmp_path):
+    """pretrain.init_from + max_steps 0: the stage publishes the released weights (special-token rows added)."""
+    transformers = pytest.importorskip("transformers")
+    tokens = write_tokens(tmp_path / "tokens")
+    shape = tiny_raw_params()["model"]
+    config = transformers.OpenAIGPTConfig(vocab_size=VOCAB - 3, n_positions=shape["n_positions"],
+                                          n_embd=shape["d_model"], n_layer=shape["n_layer"], n_head=shape["n_head"])
+    released = transformers.OpenAIGPTLMHeadModel(config).eval()
+    released.save_pretrained(tmp_path / "released")
+    raw = tiny_raw_params(max_steps=0, init_from=str(tmp_path / "released"))
+    raw["model"]["d_ff"] = 4 * shape["d_model"]  # HF's OpenAIGPTConfig has no FFN width: always 4 d
+    params = parse_params(raw)
+    result = run(params, "transformer", tokens, tmp_path / "out", tmp_path / "metrics")
+    assert result["steps"] == 0 and math.isfinite(result["val_loss"])
+    ours = load_model(tmp_path / "out" / "model.safetensors")
+    assert ours.config.vocab_size == VOCAB
+    ids = torch.randint(0, VOCAB - 3, (2, shape["n_positions"]))
+    with torch.no_grad():
+        assert torch.allclose(ours(ids)[..., : VOCAB - 3], released(ids).logits, atol=1e-4)
+
+
+def test_init_from_checks_the_shape(tmp_path):
+    tokens = write_tokens(tmp_path / "tokens")
+    from gpt1.model import save_model
+
+    save_model(build_model("transformer", dict(vocab_size=VOCAB, n_positions=16, n_layer=1, n_head=2, d_model=32,
+                                               d_ff=64)), tmp_path / "other.safetensors")
+    params = parse_params(tiny_raw_params(init_from=str(tmp_path / "other.safetensors")))
+    with pytest.raises(UserError, match="set params.yaml's model section"):
+        run(params, "transformer", tokens, tmp_path / "out", tmp_path / "metrics")
+
+
+def test_zero_steps_needs_init_from():
+    with pytest.raises(UserError, match="pretrain.max_steps is 0 but pretrain.init_from is not set"):
+        parse_params(tiny_raw_params(max_steps=0))

@@ -15,7 +15,7 @@ rule pretrain:
         **P("seed", "pretrain.device", "pretrain.dtype", "pretrain.compile", "pretrain.micro_batch_size",
             "pretrain.tokens_per_update", "pretrain.max_steps", "pretrain.warmup_steps", "pretrain.betas",
             "pretrain.eps", "pretrain.weight_decay", "pretrain.grad_clip", "pretrain.eval_interval",
-            "pretrain.eval_tokens", "pretrain.checkpoints", "pretrain.save_interval"),
+            "pretrain.eval_tokens", "pretrain.checkpoints", "pretrain.save_interval", "pretrain.init_from"),
         shape=lambda wildcards: config[MODEL_SECTION[wildcards.kind]],
         optimiser=lambda wildcards: config["pretrain"][wildcards.kind],
     threads: workflow.cores  # a training job uses every core (torch threads); GPUs are a resource
