@@ -125,7 +125,8 @@ def run_ablation(scores_csv: Path, tasks_dir: Path, tasks: list[str], finetune_c
     text = [
         "# Table 5, reproduced at the embedded default's scale",
         "",
-        f"Ours: test scores ×100, mean ± std over {scores['seed'].nunique()} seeds ({metric_names}); "
+        f"Ours: test scores ×100, mean ± std over {scores[scores.variant.isin(list(METHODS))]['seed'].nunique()} "
+        f"seeds ({metric_names}); "
         f"fine-tuning on at most {finetune_caps or 'all'} training examples per task.",
         "",
         _markdown(mean, std),
