@@ -82,7 +82,8 @@ def test_ablation_table_has_every_method_and_task(runs):
     assert list(table.index) == ["full", "no_pretrain", "no_aux_lm", "lstm"]
     assert list(table.columns) == ["avg", *TINY["data"]["tasks"]]
     assert table.notna().all().all()
-    assert table["avg"].round(2).tolist() == table[TINY["data"]["tasks"]].mean(axis=1).round(2).tolist()
+    # avg is the mean of the unrounded task scores; the CSV keeps two decimals of each
+    assert table["avg"].tolist() == pytest.approx(table[TINY["data"]["tasks"]].mean(axis=1).tolist(), abs=0.011)
     assert "## Findings" in (runs[0] / "results/ablation.md").read_text()
 
 
