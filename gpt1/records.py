@@ -85,14 +85,16 @@ class TaskSpec:
 
 
 def texts_of(example: Example) -> list[str]:
-    """Every piece of text in an example (used for decontamination)."""
+    """Every piece of text in an example, in input order (for encoding and decontamination)."""
     if isinstance(example, ClassificationExample):
         return [example.text]
     if isinstance(example, EntailmentExample):
         return [example.premise, example.hypothesis]
     if isinstance(example, SimilarityExample):
         return [example.a, example.b]
-    return [example.context, *example.choices]
+    if isinstance(example, MultipleChoiceExample):
+        return [example.context, *example.choices]
+    raise TypeError(f"not a task example: {type(example).__name__}")
 
 
 def write_examples(path: Path, examples: Iterable[Example]) -> None:

@@ -36,6 +36,7 @@ from gpt1.records import (
     MultipleChoiceExample,
     SimilarityExample,
     TaskSpec,
+    texts_of,
 )
 
 MIN_CONTEXT = 4  # [s] $ [e] and at least one text token
@@ -137,21 +138,9 @@ def _label_problem(example: Example, spec: TaskSpec) -> str | None:
 
 # --- whole splits ------------------------------------------------------------------------------------------
 
-def _texts(example: Example) -> list[str]:
-    if isinstance(example, ClassificationExample):
-        return [example.text]
-    if isinstance(example, EntailmentExample):
-        return [example.premise, example.hypothesis]
-    if isinstance(example, SimilarityExample):
-        return [example.a, example.b]
-    if isinstance(example, MultipleChoiceExample):
-        return [example.context, *example.choices]
-    raise TypeError(f"not a task example: {type(example).__name__}")
-
-
 def build_sequences(texts: list[Sequence[int]], family: str, special: SpecialIds,
                     n_ctx: int) -> tuple[tuple[int, ...], ...]:
-    """One example's encoded texts (in `_texts` order) -> its model input sequences."""
+    """One example's encoded texts (in `texts_of` order) -> its model input sequences."""
     if family == "classification":
         return (single_sequence(texts[0], special, n_ctx),)
     if family == "entailment":
@@ -166,7 +155,7 @@ def encode_examples(examples: Sequence[Example], spec: TaskSpec, bpe: Gpt1Bpe, n
     """Check, BPE-encode and transform a split; `where` names it in error messages."""
     check_examples(examples, spec, where)
     special = SpecialIds.from_bpe(bpe)
-    pieces = [_texts(example) for example in examples]
+    pieces = [texts_of(example) for example in examples]
     encoded = iter(bpe.encode_many(text for texts in pieces for text in texts))
     result = []
     for example, texts in zip(examples, pieces):
