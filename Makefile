@@ -9,7 +9,9 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 $(BIN)/gpt1: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	# pip 25+ refuses sdists whose metadata names a direct-URL dependency (bigbench does), even with
+	# --no-deps, and `gpt1 download` fetches such archives with `pip download`.
+	$(BIN)/pip install --quiet "pip>=23,<25"
 	# torch first and pinned: an unpinned resolve would pull several GB of CUDA packages.
 	$(BIN)/pip install --quiet "torch==2.13.0"
 	$(BIN)/pip install --quiet -e ".[test]"

