@@ -1,8 +1,8 @@
 """Training-step throughput of our GPT1 against transformers' OpenAIGPTLMHeadModel, side by side.
 
-Both models get the same config, batch, dropout, optimiser (AdamW with the same decay groups, default
-implementation for the device), thread count and device. One timed "step" is forward + loss + backward +
-gradient clipping + optimizer step + zero_grad, synchronised on CUDA. The two models are timed in alternating rounds after a
+Both models get the same config, batch, dropout, optimiser (fused AdamW with the same decay groups),
+precision, thread count and device. One timed "step" is forward + loss + backward + gradient clipping +
+optimizer step + zero_grad, synchronised on CUDA. The two models are timed in alternating rounds after a
 warm-up, so a slow patch of a shared machine hits both; the reported figure is the median round.
 
 Each result also carries the GPU yardstick of the paper's throughput anchors (gpt1.pretrain.flops_per_token:
@@ -47,14 +47,14 @@ def _decay_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
 
 def _step_function(model: torch.nn.Module, is_reference: bool, input_ids: torch.Tensor,
                    targets: torch.Tensor, autocast: contextlib.AbstractContextManager) -> Callable[[], None]:
-    optimizer = torch.optim.AdamW(_decay_groups(model, 0.01), lr=1e-4, fused=input_ids.is_cuda or None)
+    optimizer = torch.optim.AdamW(_decay_groups(model, 0.01), lr=1e-4, fused=True)
 
     def step() -> None:
         with autocast:
             if is_reference:  # transformers shifts the labels itself
                 loss = model(input_ids=input_ids, labels=input_ids).loss
             else:
-                loss = model(input_ids, targets)[1]
+                loss = model(input_ids, targets)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -76,9 +76,10 @@ def _time(step: Callable[[], None], steps: int, device: torch.device) -> float:
 
 def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 5, warmup: int = 2,
                   rounds: int = 5, device: str = "cpu", compile: bool = False, seed: int = 0,
-                  threads: int | None = None) -> dict:
+                  threads: int | None = None, dtype: str = "auto") -> dict:
     """Tokens/s of one training step for both models; `ratio` > 1 means ours is faster. `threads` sets
-    torch's CPU thread count for both (default: leave it as it is)."""
+    torch's CPU thread count for both (default: leave it as it is); `dtype` bfloat16 runs both under bf16
+    autocast (auto: on CUDA only)."""
     device_ = torch.device(device)
     if threads is not None:
         torch.set_num_threads(threads)
@@ -87,8 +88,8 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     if device_.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-    autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if device_.type == "cuda"
-                else contextlib.nullcontext())
+    bf16 = dtype == "bfloat16" or (dtype == "auto" and device_.type == "cuda")
+    autocast = torch.autocast(device_.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     generator = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, config.vocab_size, (batch, seq + 1), generator=generator).to(device_)
     input_ids, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
@@ -109,7 +110,8 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
             seconds[name].append(_time(steps_by_name[name], steps, device_))
     tokens_per_step = batch * seq
     result: dict = {"config": {**config.__dict__}, "batch": batch, "seq": seq, "steps": steps, "rounds": rounds,
-                    "device": str(device_), "threads": torch.get_num_threads(), "compile": compile}
+                    "device": str(device_), "threads": torch.get_num_threads(), "compile": compile,
+                    "precision": "bf16 autocast" if bf16 else "fp32"}
     for name, values in seconds.items():
         tokens_per_second = tokens_per_step * steps / statistics.median(values)
         result[name] = {"tokens_per_second": tokens_per_second,
@@ -136,7 +138,7 @@ def default_configs(model_params, vocab_size: int) -> dict[str, TransformerConfi
 def format_result(name: str, result: dict) -> str:
     ours, reference = result["gpt1"], result["transformers"]
     line = (f"{name}: L{result['config']['n_layer']} d{result['config']['d_model']} T{result['seq']} "
-            f"B{result['batch']} on {result['device']} ({result['threads']} threads): "
+            f"B{result['batch']} {result['precision']} on {result['device']} ({result['threads']} threads): "
             f"gpt1 {ours['tokens_per_second']:,.0f} tok/s, transformers {reference['tokens_per_second']:,.0f} "
             f"tok/s, ratio {result['ratio']:.2f}x")
     if result["device"].startswith("cuda"):
@@ -146,7 +148,7 @@ def format_result(name: str, result: dict) -> str:
 
 def main(params, configs: list[str] | None = None, batch: int | None = None, steps: int = 5,
          warmup: int = 2, rounds: int = 5, device: str = "auto", compile: bool = False,
-         vocab_size: int | None = None, output=None, threads: int | None = None) -> dict:
+         vocab_size: int | None = None, output=None, threads: int | None = None, dtype: str = "auto") -> dict:
     """What `gpt1 benchmark` runs: every named config (default, mid), printed and returned as a dict."""
     if vocab_size is None:
         meta = Path("data/tokens/meta.json")
@@ -159,7 +161,7 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
         config = available[name]
         micro_batch = batch or params.pretrain.micro_batch_size
         results[name] = run_benchmark(config, micro_batch, config.n_positions, steps, warmup, rounds,
-                                      device=device, compile=compile, threads=threads)
+                                      device=device, compile=compile, threads=threads, dtype=dtype)
         print(format_result(name, results[name]), flush=True)
     if output is not None:
         Path(output).parent.mkdir(parents=True, exist_ok=True)
@@ -181,10 +183,11 @@ def _cli(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--compile", action="store_true")
     parser.add_argument("--threads", type=int, help="CPU threads for both models (default: torch's)")
+    parser.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default="auto")
     parser.add_argument("--output", help="also write the results as JSON here")
     args = parser.parse_args(argv)
     main(load_params(args.params), args.config, args.batch, args.steps, args.warmup, args.rounds, args.device,
-         args.compile, output=args.output, threads=args.threads)
+         args.compile, output=args.output, threads=args.threads, dtype=args.dtype)
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def _benchmark(args, params) -> None:
     from gpt1 import benchmark
 
     benchmark.main(params, configs=args.configs, steps=args.steps, rounds=args.rounds, device=args.device,
-                   compile=args.compile, threads=args.threads)
+                   compile=args.compile, threads=args.threads, dtype=args.dtype)
 
 
 def _import_weights(args, params) -> None:
@@ -168,6 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--device", default="auto")
     bench.add_argument("--compile", action="store_true", help="torch.compile both models")
     bench.add_argument("--threads", type=int, default=None, help="torch CPU threads for both models")
+    bench.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default="auto",
+                       help="autocast for both models (auto: bf16 on CUDA, fp32 on CPU)")
     importer = parsers["import-weights"]
     importer.add_argument("source", type=Path, help="folder: config.json + model.safetensors/pytorch_model.bin, "
                           "or params_shapes.json + params_0..9.npy")

@@ -87,7 +87,8 @@ class OptimiserParams(Section):
 
 class PretrainParams(Section):
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # auto: bf16 autocast on CUDA, fp32 on CPU
+    # auto: bf16 autocast where the hardware has native bf16 (CUDA, AVX512-BF16/AMX CPUs), else fp32
+    dtype: Literal["auto", "float32", "bfloat16"] = "auto"
     compile: bool = False
     micro_batch_size: int = Field(ge=1, description="sequences per forward pass on one device")
     tokens_per_update: int = Field(ge=1, description="tokens per optimizer step, all devices and accumulation")

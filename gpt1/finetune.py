@@ -14,7 +14,6 @@ batch order. Output files hold no timings (they go to the log), so a rerun write
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
@@ -28,6 +27,7 @@ import torch
 from safetensors.torch import save_file
 from tqdm import tqdm
 
+from gpt1 import precision
 from gpt1.atomic import atomic_directory
 from gpt1.bpe import Gpt1Bpe
 from gpt1.config import Params
@@ -138,26 +138,6 @@ def resolve_device(setting: str) -> torch.device:
     return torch.device("cuda" if setting != "cpu" and torch.cuda.is_available() else "cpu")
 
 
-def native_bf16(device: torch.device) -> bool:
-    """CUDA, or a CPU with bf16 instructions (AVX512-BF16 or AMX), where bf16 matmuls are ~2x fp32."""
-    if device.type == "cuda":
-        return True
-    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-    return any(getattr(torch.cpu, name, lambda: False)() for name in checks)
-
-
-def uses_bf16(device: torch.device, dtype_setting: str) -> bool:
-    """`bfloat16`, or `auto` where the hardware has native bf16; `float32` never."""
-    return dtype_setting == "bfloat16" or (dtype_setting == "auto" and native_bf16(device))
-
-
-def autocast(device: torch.device, dtype_setting: str) -> contextlib.AbstractContextManager:
-    """bf16 autocast or nothing (fp32); losses are computed in fp32 either way."""
-    if not uses_bf16(device, dtype_setting):
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
-
-
 # --- optimisation ---------------------------------------------------------------------------------------
 
 def lr_factor(step: int, total: int, warmup: int) -> float:
@@ -180,7 +160,7 @@ def train(task_model: TaskModel, examples: Sequence[EncodedExample], params: Par
     total = per_epoch * settings.epochs
     warmup = math.ceil(settings.warmup_fraction * total)
     optimizer = torch.optim.AdamW(task_model.parameter_groups(settings.weight_decay), lr=settings.lr,
-                                  betas=(0.9, 0.999), eps=1e-8, foreach=True)
+                                  betas=(0.9, 0.999), eps=1e-8, fused=True)  # CPU: 1.5x faster than foreach
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, total, warmup))
     generator = torch.Generator().manual_seed(seed)
     task_model.train()
@@ -190,7 +170,7 @@ def train(task_model: TaskModel, examples: Sequence[EncodedExample], params: Par
         sums = {"loss": 0.0, "task_loss": 0.0, "lm_loss": 0.0}
         for indices in _batches(len(examples), settings.batch_size, generator):
             batch = collate([examples[i] for i in indices], task_model.regression).to(device)
-            with autocast(device, settings.dtype):
+            with precision.autocast(device, settings.dtype):
                 loss, task_loss, language_loss = task_model.loss(batch, lm_coef)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -217,7 +197,7 @@ def predict(task_model: TaskModel, examples: Sequence[EncodedExample], batch_siz
     outputs: list[torch.Tensor | None] = [None] * len(examples)
     for start in range(0, len(order), batch_size):
         indices = order[start:start + batch_size]
-        with autocast(device, dtype_setting):
+        with precision.autocast(device, dtype_setting):
             scores, _ = task_model(collate([examples[i] for i in indices], task_model.regression).to(device))
         scores = scores.float() if task_model.regression else torch.softmax(scores.float(), dim=-1)
         for row, index in enumerate(indices):
@@ -349,7 +329,7 @@ def run(params: Params, task: str, variant: str, seed: int, tasks_dir: Path = Pa
                        n_ctx=n_ctx, model_kind=model.kind, model_config=asdict(model.config),
                        parameters=sum(p.numel() for p in task_model.parameters()), history=history,
                        results=results, saved_weights=save_weights,
-                       precision="bf16 autocast" if uses_bf16(device, params.finetune.dtype) else "fp32")
+                       precision=precision.describe(device, params.finetune.dtype))
         (staging / "model_card.md").write_text(model_card(card, params, data))
         if save_weights:
             save_file({k: v.detach().cpu().contiguous() for k, v in task_model.state_dict().items()},

@@ -8,7 +8,7 @@ The head reads the final hidden state at the extract token `[e]` (the last token
   released code, one dropout mask per example is shared by all its candidates.
 The auxiliary LM loss L1 is the next-token loss over the task's own tokens, masked to real tokens; for
 similarity only over the `[s] a $ b [e]` order, whose tokens the other order merely repeats.
-Both models (GPT1, LSTMLanguageModel) work here: they share `hidden_states` and `lm_logits`.
+Both models (GPT1, LSTMLanguageModel) work here: they share `hidden_states` and `lm_loss`.
 """
 
 from __future__ import annotations
@@ -73,9 +73,8 @@ def lm_loss(model: LanguageModel, hidden: torch.Tensor, batch: Batch, rows: torc
     mask = positions[None, :] < (batch.lengths[:, None] - 1)
     if rows is not None:
         mask = mask & rows[:, None]
-    # Logits only where a target exists: padding would otherwise dominate the cost of the vocab projection.
-    logits = model.lm_logits(hidden[:, :-1][mask])
-    return F.cross_entropy(logits.float(), batch.input_ids[:, 1:][mask])
+    # Only where a target exists: padding would otherwise dominate the cost of the vocab projection.
+    return model.lm_loss(hidden[:, :-1][mask], batch.input_ids[:, 1:][mask])
 
 
 class TaskModel(nn.Module):

@@ -5,7 +5,8 @@ Reading order: configs -> shared language-model base -> attention -> MLP -> bloc
 `h.{i}.attn.c_attn`, `ln_1`, ...) so that `gpt1.weights` converts by renaming and transposing only.
 
 Language-model convention (as nanoGPT): `forward(input_ids, targets)` does NOT shift; the caller passes
-`targets[:, t]` = the token that should follow `input_ids[:, t]`, and -100 where no loss is wanted.
+`targets[:, t]` = the token that should follow `input_ids[:, t]`, and -100 where no loss is wanted. With
+targets, forward returns only the mean loss, computed by gpt1.lm_loss without materialising the logits.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from gpt1.atomic import atomic_path
+from gpt1.dropout import Dropout, dropout
 from gpt1.errors import UserError
-
-IGNORE_INDEX = -100
+from gpt1.lm_loss import linear_cross_entropy
 
 
 @dataclass
@@ -70,16 +71,25 @@ class LanguageModel(nn.Module):
     def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
-    def lm_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
+    def output_features(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """What the tied output layer multiplies with the token embedding (d_model wide)."""
         raise NotImplementedError
 
-    def forward(self, input_ids: torch.Tensor, targets: torch.Tensor | None = None):
-        """Logits (B, T, V); with `targets` (B, T, already shifted, -100 = ignore) also the mean loss."""
-        logits = self.lm_logits(self.hidden_states(input_ids))
+    def lm_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return F.linear(self.output_features(hidden_states), self.tokens_embed.weight)
+
+    def lm_loss(self, hidden_states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Mean next-token loss of hidden states (..., width) against targets (...), -100 = ignore."""
+        features = self.output_features(hidden_states)
+        return linear_cross_entropy(features.reshape(-1, features.shape[-1]), self.tokens_embed.weight,
+                                    targets.reshape(-1))
+
+    def forward(self, input_ids: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits (B, T, V); with `targets` (B, T, already shifted, -100 = ignore) the mean loss instead."""
+        hidden_states = self.hidden_states(input_ids)
         if targets is None:
-            return logits
-        loss = F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), ignore_index=IGNORE_INDEX)
-        return logits, loss
+            return self.lm_logits(hidden_states)
+        return self.lm_loss(hidden_states, targets)
 
     def num_parameters(self) -> int:
         """Every parameter once: the output layer is the token embedding, so it is not counted twice."""
@@ -113,15 +123,23 @@ class CausalSelfAttention(nn.Module):
         self.attn_dropout = config.attn_dropout
         self.c_attn = nn.Linear(config.d_model, 3 * config.d_model)  # query, key, value fused, in that order
         self.c_proj = nn.Linear(config.d_model, config.d_model)
-        self.resid_dropout = nn.Dropout(config.resid_dropout)
+        self.resid_dropout = Dropout(config.resid_dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         batch, length, width = x.shape
         query, key, value = self.c_attn(x).split(width, dim=2)
         query, key, value = (t.view(batch, length, self.n_head, -1).transpose(1, 2) for t in (query, key, value))
-        out = F.scaled_dot_product_attention(
-            query, key, value, is_causal=True, dropout_p=self.attn_dropout if self.training else 0.0
-        )
+        if self.training and self.attn_dropout > 0 and x.device.type == "cpu":
+            # SDPA has no fused CPU kernel with dropout (it runs these same steps); spelling them out lets
+            # the attention probabilities use the cheap CPU dropout masks.
+            scores = (query @ key.transpose(-2, -1)) * (query.shape[-1] ** -0.5)
+            future = torch.ones(length, length, dtype=torch.bool, device=x.device).triu(1)
+            probabilities = scores.masked_fill(future, float("-inf")).softmax(dim=-1)
+            out = dropout(probabilities, self.attn_dropout, training=True).to(value.dtype) @ value
+        else:
+            out = F.scaled_dot_product_attention(
+                query, key, value, is_causal=True, dropout_p=self.attn_dropout if self.training else 0.0
+            )
         out = out.transpose(1, 2).contiguous().view(batch, length, width)
         return self.resid_dropout(self.c_proj(out))
 
@@ -131,7 +149,7 @@ class MLP(nn.Module):
         super().__init__()
         self.c_fc = nn.Linear(config.d_model, config.d_ff)
         self.c_proj = nn.Linear(config.d_ff, config.d_model)
-        self.dropout = nn.Dropout(config.resid_dropout)
+        self.dropout = Dropout(config.resid_dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.dropout(self.c_proj(F.gelu(self.c_fc(x), approximate="tanh")))
@@ -160,7 +178,7 @@ class GPT1(LanguageModel):
         self.config = config
         self.tokens_embed = nn.Embedding(config.vocab_size, config.d_model)
         self.positions_embed = nn.Embedding(config.n_positions, config.d_model)
-        self.drop = nn.Dropout(config.embd_dropout)
+        self.drop = Dropout(config.embd_dropout)
         self.h = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         # No final LayerNorm and no separate output matrix: logits use tokens_embed.weight directly,
         # which keeps the tie intact through resizing, optimisers and safetensors (one tensor on disk).
@@ -184,8 +202,8 @@ class GPT1(LanguageModel):
             x = block(x)
         return x
 
-    def lm_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return F.linear(hidden_states, self.tokens_embed.weight)
+    def output_features(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return hidden_states
 
 
 class LSTMLanguageModel(LanguageModel):
@@ -202,7 +220,7 @@ class LSTMLanguageModel(LanguageModel):
         super().__init__()
         self.config = config
         self.tokens_embed = nn.Embedding(config.vocab_size, config.d_embed)
-        self.drop = nn.Dropout(config.dropout)
+        self.drop = Dropout(config.dropout)
         self.lstm = nn.LSTM(config.d_embed, config.d_hidden, num_layers=config.n_layer, batch_first=True,
                             dropout=config.dropout if config.n_layer > 1 else 0.0)
         self.output_projection = nn.Linear(config.d_hidden, config.d_embed)
@@ -216,8 +234,8 @@ class LSTMLanguageModel(LanguageModel):
         output, _ = self.lstm(self.drop(self.tokens_embed(input_ids)))
         return output
 
-    def lm_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return F.linear(self.output_projection(self.drop(hidden_states)), self.tokens_embed.weight)
+    def output_features(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.output_projection(self.drop(hidden_states))
 
 
 MODEL_KINDS: dict[str, tuple[type, type]] = {

@@ -34,7 +34,7 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from gpt1 import distributed
+from gpt1 import distributed, precision
 from gpt1.atomic import atomic_directory, atomic_path
 from gpt1.batches import WindowSampler, evaluation_starts, unigram_perplexity, windows_to_batch
 from gpt1.config import Params
@@ -132,10 +132,10 @@ def initial_weights(path: Path, config: TransformerConfig) -> LanguageModel:
     return model.train()
 
 
-def build_optimizer(model: LanguageModel, params: Params, kind: Kind, device: torch.device) -> torch.optim.AdamW:
+def build_optimizer(model: LanguageModel, params: Params, kind: Kind) -> torch.optim.AdamW:
     p = params.pretrain
     return torch.optim.AdamW(model.parameter_groups(p.weight_decay), lr=getattr(p, kind).max_lr,
-                             betas=tuple(p.betas), eps=p.eps, fused=True if device.type == "cuda" else None)
+                             betas=tuple(p.betas), eps=p.eps, fused=True)  # one kernel, CUDA and CPU alike
 
 
 def run_signature(params: Params, kind: Kind, config: TransformerConfig | LSTMConfig, train_tokens: int) -> str:
@@ -148,13 +148,6 @@ def run_signature(params: Params, kind: Kind, config: TransformerConfig | LSTMCo
         "betas": list(p.betas), "eps": p.eps, "weight_decay": p.weight_decay, "grad_clip": p.grad_clip,
         "max_lr": getattr(p, kind).max_lr, "init_from": p.init_from if kind == "transformer" else None,
     }, sort_keys=True)
-
-
-def autocast_context(params: Params, device: torch.device) -> contextlib.AbstractContextManager:
-    dtype = params.pretrain.dtype
-    if dtype == "bfloat16" or (dtype == "auto" and device.type == "cuda"):
-        return torch.autocast(device.type, dtype=torch.bfloat16)
-    return contextlib.nullcontext()
 
 
 # ---- resume state and reproducible files -------------------------------------------------------------
@@ -192,7 +185,7 @@ def evaluate(model: LanguageModel, tokens: np.ndarray, starts: np.ndarray, lengt
     for first in range(0, len(mine), batch_size):
         inputs, targets = windows_to_batch(tokens, mine[first:first + batch_size], length)
         with autocast:
-            _, loss = model(inputs.to(runtime.device), targets.to(runtime.device))
+            loss = model(inputs.to(runtime.device), targets.to(runtime.device))
         totals[0] += loss.double() * targets.numel()
         totals[1] += targets.numel()
     distributed.all_reduce_sum(totals, runtime)
@@ -235,7 +228,7 @@ class _Trainer:
         if kind == "transformer" and self.p.init_from:
             self.model = initial_weights(Path(self.p.init_from), self.config)
         self.model = self.model.to(runtime.device)
-        self.optimizer = build_optimizer(self.model, params, kind, runtime.device)
+        self.optimizer = build_optimizer(self.model, params, kind)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: learning_rate_factor(step, self.p.warmup_steps, self.p.max_steps))
         seed_everything(params.seed, runtime.rank)
@@ -244,7 +237,7 @@ class _Trainer:
         self.unigram = unigram_perplexity(self.train_tokens, self.val_tokens, self.eval_starts, self.length,
                                           vocab_size)
         self.checkpoint_steps = checkpoint_steps(self.p.max_steps, self.p.checkpoints)
-        self.autocast = autocast_context(params, runtime.device)
+        self.autocast = precision.autocast(runtime.device, params.pretrain.dtype)
         self.signature = run_signature(params, kind, self.config, len(self.train_tokens))
         self.resume_path, self.staging = out_dir / RESUME_FILE, out_dir / STAGING_DIR
         self.step, self.sequences_seen, self.history = 0, 0, []
@@ -298,7 +291,7 @@ class _Trainer:
             sync = contextlib.nullcontext() if last or not self.runtime.distributed else self.train_model.no_sync()
             with sync:
                 with self.autocast:
-                    _, loss = self.train_model(inputs, targets)
+                    loss = self.train_model(inputs, targets)
                 (loss / self.accumulation).backward()
             loss_sum += loss.detach().float()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.p.grad_clip)

@@ -30,11 +30,7 @@ from typing import Sequence
 from gpt1.bpe import Gpt1Bpe
 from gpt1.errors import UserError
 from gpt1.records import (
-    ClassificationExample,
-    EntailmentExample,
     Example,
-    MultipleChoiceExample,
-    SimilarityExample,
     TaskSpec,
     texts_of,
 )

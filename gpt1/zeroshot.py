@@ -24,7 +24,6 @@ fine-tuned counterpart in our table and is normalised by a perfect score of 1.0.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass

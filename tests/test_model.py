@@ -109,7 +109,7 @@ def test_hf_weights_give_the_same_logits_and_loss_in_ours():
     ids = tokens()
     expected = reference(ids, labels=ids)
     targets = torch.cat([ids[:, 1:], torch.full((2, 1), -100)], dim=1)  # ours takes shifted targets
-    logits, loss = ours(ids, targets)
+    logits, loss = ours(ids), ours(ids, targets)
     torch.testing.assert_close(logits, expected.logits, atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(loss, expected.loss, atol=1e-5, rtol=1e-5)
 
@@ -132,7 +132,7 @@ def test_loss_ignores_minus_100():
     model, ids = tiny_gpt(), tokens()
     targets = ids.clone()
     targets[:, 8:] = -100
-    logits, loss = model(ids, targets)
+    logits, loss = model(ids), model(ids, targets)
     expected = F.cross_entropy(logits[:, :8].reshape(-1, 100), ids[:, :8].reshape(-1))
     torch.testing.assert_close(loss, expected)
 
@@ -211,12 +211,12 @@ def test_lstm_shapes_and_learning():
     ids = torch.arange(24).remainder(6).view(2, 12)  # a repeated pattern
     assert model.hidden_states(ids).shape == (2, 12, 32)
     targets = torch.roll(ids, -1, dims=1)
-    logits, first_loss = model(ids, targets)
+    logits, first_loss = model(ids), model(ids, targets)
     assert logits.shape == (2, 12, 30)
     optimizer = torch.optim.AdamW(model.parameter_groups(0.01), lr=3e-2)
     for _ in range(80):
         optimizer.zero_grad()
-        _, loss = model(ids, targets)
+        loss = model(ids, targets)
         loss.backward()
         optimizer.step()
     assert first_loss.item() > 3.0  # about ln(30): nothing learnt yet
@@ -241,3 +241,15 @@ def test_saved_files_are_byte_identical_across_processes(tmp_path):
     for name in ("a", "b", "c"):
         subprocess.run([sys.executable, "-c", script, str(tmp_path / name)], check=True)
     assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes() == (tmp_path / "c").read_bytes()
+
+
+def test_cpu_training_attention_equals_sdpa_when_nothing_is_dropped(monkeypatch):
+    """The spelled-out CPU attention (used for its cheap dropout masks) computes what SDPA computes."""
+    import gpt1.model as model_module
+
+    torch.manual_seed(0)
+    block = model_module.CausalSelfAttention(TransformerConfig(**{**TINY, "resid_dropout": 0.0}))
+    x = torch.randn(2, 9, TINY["d_model"])
+    monkeypatch.setattr(model_module, "dropout", lambda tensor, p, training: tensor)
+    spelled_out = block.train()(x)
+    torch.testing.assert_close(spelled_out, block.eval()(x), atol=1e-5, rtol=1e-5)

@@ -7,10 +7,8 @@ import functools
 import hashlib
 import http.server
 import re
-import tempfile
 import threading
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +18,7 @@ from gpt1.records import ClassificationExample as C
 from gpt1.records import EntailmentExample as E
 from gpt1.records import MultipleChoiceExample as M
 from gpt1.records import SimilarityExample as S
-from gpt1.sources import LocalFolder, Source, UrlArchive, extract_source, fetch_source
+from gpt1.sources import LocalFolder, Source, UrlArchive, fetch_source
 from gpt1.tasks import make_splits
 
 try:

@@ -139,7 +139,7 @@ def test_optimizer_is_adamw_with_the_paper_settings_and_decay_on_matrices_only()
     params = parse_params(tiny_raw_params())
     model = build_model("transformer", {"vocab_size": VOCAB, "n_positions": 16, "n_layer": 1, "n_head": 2,
                                          "d_model": 32, "d_ff": 64})
-    optimizer = build_optimizer(model, params, "transformer", torch.device("cpu"))
+    optimizer = build_optimizer(model, params, "transformer")
     assert isinstance(optimizer, torch.optim.AdamW)
     decayed, plain = optimizer.param_groups
     assert decayed["betas"] == (0.9, 0.999) and decayed["eps"] == 1e-8 and decayed["lr"] == 1e-2

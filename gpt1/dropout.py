@@ -1,0 +1,46 @@
+"""Dropout whose CPU masks are cheap: four 16-bit random numbers from each 64-bit draw.
+
+On CPU, `F.dropout` draws one Bernoulli sample per element, and on 2 cores that costs more than the
+GELU, the LayerNorms and the softmax together (13 % of a training step at the mid-size benchmark
+config; the attention probabilities alone are batch x heads x T x T elements per layer). Drawing int64
+numbers and reading them as int16 gives the same mask from a quarter of the generator calls, 5x faster
+here. An element is dropped when its 16-bit number falls below round(p * 65536) / 65536, so the rate is
+p to within 1/131072 (0.1 -> 0.100006); survivors are scaled by 1 / (1 - that rate), which keeps the
+expectation exact. The generator is torch's default one, so `torch.manual_seed` and saved RNG states
+make runs repeatable as with `F.dropout`. CUDA keeps `F.dropout` (a fused kernel there).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+_LEVELS = 1 << 16
+
+
+def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
+    if not training or p == 0.0:
+        return x
+    if x.device.type != "cpu":
+        return F.dropout(x, p, training=True)
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout probability {p} is outside [0, 1)")
+    dropped_levels = round(p * _LEVELS)
+    draws = torch.randint(-(1 << 63), (1 << 63) - 1, ((x.numel() + 3) // 4,), dtype=torch.int64)
+    keep = draws.view(torch.int16)[: x.numel()].view(x.shape) >= dropped_levels - (1 << 15)
+    return x * keep * (_LEVELS / (_LEVELS - dropped_levels))
+
+
+class Dropout(nn.Module):
+    """nn.Dropout with the cheap CPU masks above."""
+
+    def __init__(self, p: float):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return dropout(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
