@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
 from gpt1 import finetune
 from gpt1.config import Params, parse_params
@@ -25,11 +23,9 @@ from gpt1.records import (
 )
 from gpt1.transforms import EncodedExample
 from test_transforms import tiny_bpe
+from tiny import TINY_LSTM, TINY_MODEL, tiny_raw_params
 
-REPO = Path(__file__).resolve().parents[1]
 TASKS = ("rt_polarity", "snli_100k", "lee_similarity", "social_iqa")  # one per family
-TINY_MODEL = dict(n_positions=32, n_layer=2, n_head=2, d_model=32, d_ff=64, dropout=0.1)
-TINY_LSTM = dict(n_layer=1, d_embed=32, d_hidden=48, dropout=0.1)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -42,14 +38,9 @@ def one_thread():
 
 
 def tiny_params(**finetune_overrides) -> Params:
-    raw = copy.deepcopy(yaml.safe_load((REPO / "params.yaml").read_text()))
-    raw["data"]["tasks"] = list(TASKS)
-    raw["model"], raw["lstm"] = dict(TINY_MODEL), dict(TINY_LSTM)
-    raw["finetune"].update(variants=["full", "no_pretrain", "no_aux_lm", "lstm"], seeds=[1, 2], lr=1e-3,
-                           batch_size=4, epochs=1, max_train_examples=12, max_eval_examples=6, device="cpu",
-                           dtype="float32")
-    raw["finetune"].update(finetune_overrides)
-    raw["analysis"]["layer_transfer_layers"] = [0, TINY_MODEL["n_layer"]]
+    settings = dict(variants=["full", "no_pretrain", "no_aux_lm", "lstm"], seeds=[1, 2], lr=1e-3, batch_size=4,
+                    epochs=1, max_train_examples=12, max_eval_examples=6, device="cpu", dtype="float32")
+    raw = tiny_raw_params(data={"tasks": list(TASKS)}, finetune={**settings, **finetune_overrides})
     return parse_params(raw, "tiny params")
 
 

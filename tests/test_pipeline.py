@@ -17,6 +17,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+from tiny import tiny_raw_params
+
 TINY = {
     "data": {"corpus": ["lee_background"], "tasks": ["rt_polarity", "snli_100k", "lee_similarity", "social_iqa"]},
     "bpe": {"merges": 300},
@@ -34,10 +36,7 @@ pytestmark = pytest.mark.slow
 
 
 def _tiny_params() -> dict:
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    for section, values in TINY.items():
-        params[section].update(values)
-    return params
+    return tiny_raw_params(**TINY)
 
 
 def _fresh_copy(destination: Path) -> Path:

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import yaml
 
 from gpt1.benchmark import flops_per_token, model_flops_utilisation, run_benchmark
 from gpt1.batches import WindowSampler, evaluation_starts, unigram_perplexity
@@ -25,26 +24,18 @@ from gpt1.errors import UserError
 from gpt1.model import TransformerConfig, build_model, load_model
 from gpt1.pretrain import (accumulation_steps, build_optimizer, checkpoint_steps, learning_rate_factor,
                            load_resume, run)
+import tiny
 
 ROOT = Path(__file__).resolve().parents[1]
 VOCAB = 40
 
 
 def tiny_raw_params(**pretrain) -> dict:
-    """params.yaml with a tiny model, LSTM and schedule (a plain dict, so it can go to a subprocess)."""
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
-    raw["model"] = dict(n_positions=16, n_layer=2, n_head=2, d_model=32, d_ff=64, dropout=0.1)
-    raw["lstm"] = dict(n_layer=1, d_embed=32, d_hidden=48, dropout=0.1)
-    for section in raw.values():  # settings elsewhere that must fit the tiny depth (e.g. layers to transfer)
-        if isinstance(section, dict) and isinstance(section.get("layer_transfer_layers"), list):
-            section["layer_transfer_layers"] = [k for k in section["layer_transfer_layers"] if k <= 2] or [0]
-    raw["pretrain"].update(device="cpu", dtype="auto", compile=False, micro_batch_size=4, tokens_per_update=128,
-                           max_steps=40, warmup_steps=4, eval_interval=10, eval_tokens=320, checkpoints=4,
-                           save_interval=10, weight_decay=0.01, grad_clip=1.0)
-    raw["pretrain"]["transformer"] = {"max_lr": 1e-2}
-    raw["pretrain"]["lstm"] = {"max_lr": 1e-2}
-    raw["pretrain"].update(pretrain)
-    return raw
+    """params.yaml with a tiny model, LSTM and pretraining schedule; keywords override `pretrain` keys."""
+    schedule = dict(device="cpu", dtype="auto", compile=False, micro_batch_size=4, tokens_per_update=128,
+                    max_steps=40, warmup_steps=4, eval_interval=10, eval_tokens=320, checkpoints=4, save_interval=10,
+                    weight_decay=0.01, grad_clip=1.0, transformer={"max_lr": 1e-2}, lstm={"max_lr": 1e-2})
+    return tiny.tiny_raw_params(model={"n_positions": 16}, pretrain={**schedule, **pretrain})
 
 
 def write_tokens(folder: Path, train_tokens: int = 12_000, val_tokens: int = 2_000) -> Path:
