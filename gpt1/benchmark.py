@@ -21,7 +21,7 @@ from typing import Callable
 
 import torch
 
-from gpt1.model import GPT1, TransformerConfig
+from gpt1.model import GPT1, TransformerConfig, decay_groups
 from gpt1.pretrain import flops_per_token, model_flops_utilisation
 
 # A mid-size shape between the CPU default and GPT-1 (the task's suggestion).
@@ -39,15 +39,9 @@ def build_reference(config: TransformerConfig) -> torch.nn.Module:
     return OpenAIGPTLMHeadModel(OpenAIGPTConfig(**settings))
 
 
-def _decay_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
-    parameters = [p for p in model.parameters() if p.requires_grad]
-    return [{"params": [p for p in parameters if p.dim() >= 2], "weight_decay": weight_decay},
-            {"params": [p for p in parameters if p.dim() < 2], "weight_decay": 0.0}]
-
-
 def _step_function(model: torch.nn.Module, is_reference: bool, input_ids: torch.Tensor,
                    targets: torch.Tensor, autocast: contextlib.AbstractContextManager) -> Callable[[], None]:
-    optimizer = torch.optim.AdamW(_decay_groups(model, 0.01), lr=1e-4, fused=True)
+    optimizer = torch.optim.AdamW(decay_groups(model, 0.01), lr=1e-4, fused=True)
 
     def step() -> None:
         with autocast:

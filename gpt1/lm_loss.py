@@ -34,41 +34,41 @@ def _chunk_rows(rows: int, device: torch.device, chunk_rows: int | None) -> int:
     return max(1, min(rows, chunk_rows))
 
 
-def _loss_sum_of_chunk(logits: torch.Tensor, targets: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor,
-                                                                                                  torch.Tensor]:
-    """(sum of -log p(target) over valid rows, per-row log-sum-exp) of fp32 logits."""
-    log_normaliser = torch.logsumexp(logits, dim=-1)
-    target_logits = logits.gather(1, targets.clamp(min=0)[:, None]).squeeze(1)
-    return ((log_normaliser - target_logits) * valid).sum(), log_normaliser
+def _chunked_loss(hidden, weight, targets, chunk_rows, compute_dtype, grad_hidden, grad_weight):
+    """Mean loss over valid targets; fills grad_hidden / grad_weight (when given) with its gradients."""
+    valid = targets != IGNORE_INDEX
+    count = valid.sum().clamp(min=1).float()
+    weight_c = weight.to(compute_dtype)
+    total = torch.zeros((), dtype=torch.float32, device=hidden.device)
+    for start in range(0, hidden.shape[0], chunk_rows):
+        stop = min(start + chunk_rows, hidden.shape[0])
+        rows = hidden[start:stop].to(compute_dtype)
+        chunk_targets, chunk_valid = targets[start:stop].clamp(min=0), valid[start:stop]
+        logits = (rows @ weight_c.t()).float()
+        log_normaliser = torch.logsumexp(logits, dim=-1)
+        target_logits = logits.gather(1, chunk_targets[:, None]).squeeze(1)
+        total += ((log_normaliser - target_logits) * chunk_valid).sum()
+        if grad_hidden is None and grad_weight is None:
+            continue
+        # d(mean loss)/d(logits) = (softmax - one_hot(target)) / count on valid rows, 0 elsewhere.
+        grad_logits = logits.sub_(log_normaliser[:, None]).exp_()
+        grad_logits[torch.arange(stop - start, device=logits.device), chunk_targets] -= 1.0
+        grad_logits = grad_logits.mul_((chunk_valid / count)[:, None]).to(compute_dtype)
+        if grad_hidden is not None:
+            grad_hidden[start:stop] = grad_logits @ weight_c
+        if grad_weight is not None:
+            grad_weight += grad_logits.t() @ rows
+    return total / count
 
 
 class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, hidden, weight, targets, chunk_rows, compute_dtype):
-        valid = targets != IGNORE_INDEX
-        count = valid.sum().clamp(min=1).float()
-        weight_c = weight.to(compute_dtype)
-        total = torch.zeros((), dtype=torch.float32, device=hidden.device)
         grad_hidden = torch.empty_like(hidden) if ctx.needs_input_grad[0] else None
         grad_weight = torch.zeros_like(weight, dtype=torch.float32) if ctx.needs_input_grad[1] else None
-        for start in range(0, hidden.shape[0], chunk_rows):
-            stop = min(start + chunk_rows, hidden.shape[0])
-            rows = hidden[start:stop].to(compute_dtype)
-            chunk_targets, chunk_valid = targets[start:stop], valid[start:stop]
-            logits = (rows @ weight_c.t()).float()
-            loss_sum, log_normaliser = _loss_sum_of_chunk(logits, chunk_targets, chunk_valid)
-            total += loss_sum
-            # d(mean loss)/d(logits) = (softmax - one_hot(target)) / count on valid rows, 0 elsewhere.
-            grad_logits = logits.sub_(log_normaliser[:, None]).exp_()
-            grad_logits[torch.arange(stop - start, device=logits.device), chunk_targets.clamp(min=0)] -= 1.0
-            grad_logits.mul_((chunk_valid / count)[:, None])
-            grad_logits = grad_logits.to(compute_dtype)
-            if grad_hidden is not None:
-                grad_hidden[start:stop] = grad_logits @ weight_c
-            if grad_weight is not None:
-                grad_weight += grad_logits.t() @ rows
+        loss = _chunked_loss(hidden, weight, targets, chunk_rows, compute_dtype, grad_hidden, grad_weight)
         ctx.save_for_backward(grad_hidden, grad_weight)
-        return total / count
+        return loss
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -93,10 +93,4 @@ def linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: to
     if torch.is_grad_enabled() and (hidden.requires_grad or weight.requires_grad):
         return _LinearCrossEntropy.apply(hidden, weight, targets, rows, compute_dtype)
     with torch.no_grad():  # evaluation: the same chunked sum, no gradient work
-        valid = targets != IGNORE_INDEX
-        weight_c = weight.to(compute_dtype)
-        total = torch.zeros((), dtype=torch.float32, device=hidden.device)
-        for start in range(0, hidden.shape[0], rows):
-            logits = (hidden[start:start + rows].to(compute_dtype) @ weight_c.t()).float()
-            total += _loss_sum_of_chunk(logits, targets[start:start + rows], valid[start:start + rows])[0]
-        return total / valid.sum().clamp(min=1).float()
+        return _chunked_loss(hidden, weight, targets, rows, compute_dtype, None, None)

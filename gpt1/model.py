@@ -61,6 +61,15 @@ class LSTMConfig:
     init_std: float = 0.02
 
 
+def decay_groups(module: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    """AdamW groups: the paper's modified L2 touches only weights with >= 2 dims, never biases or LN gains."""
+    trainable = [parameter for parameter in module.parameters() if parameter.requires_grad]
+    return [
+        {"params": [p for p in trainable if p.dim() >= 2], "weight_decay": weight_decay},
+        {"params": [p for p in trainable if p.dim() < 2], "weight_decay": 0.0},
+    ]
+
+
 class LanguageModel(nn.Module):
     """What both models share: tied token embedding `tokens_embed`, the LM loss and optimiser groups."""
 
@@ -96,12 +105,7 @@ class LanguageModel(nn.Module):
         return sum(parameter.numel() for parameter in self.parameters())
 
     def parameter_groups(self, weight_decay: float) -> list[dict[str, Any]]:
-        """AdamW groups: the paper's modified L2 touches only weights with >= 2 dims, never biases or LN gains."""
-        trainable = [parameter for parameter in self.parameters() if parameter.requires_grad]
-        return [
-            {"params": [p for p in trainable if p.dim() >= 2], "weight_decay": weight_decay},
-            {"params": [p for p in trainable if p.dim() < 2], "weight_decay": 0.0},
-        ]
+        return decay_groups(self, weight_decay)
 
     @torch.no_grad()
     def resize_token_embeddings(self, new_vocab_size: int) -> None:

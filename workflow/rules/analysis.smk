@@ -8,7 +8,7 @@ rule zeroshot:
         "data/pretrain/transformer/model.safetensors",
         "data/pretrain/lstm/model.safetensors",
         "results/scores.csv",
-        code("zeroshot", "model"),
+        code("zeroshot", "model", "lm_loss", "dropout"),
     output:
         "results/zero_shot.csv",
         "results/zero_shot.png",

@@ -3,7 +3,7 @@ FINETUNE_INPUTS = [
     "data/bpe",
     "data/pretrain/transformer/model.safetensors",
     "data/pretrain/lstm/model.safetensors",
-    *code("finetune", "transforms", "heads", "metrics", "model"),
+    *code("finetune", "transforms", "heads", "metrics", "model", "lm_loss", "dropout", "precision"),
 ]
 
 
