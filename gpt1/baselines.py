@@ -6,6 +6,9 @@
 - `tfidf_logreg`: TF-IDF (word 1-2 grams) + logistic regression, for every task with class labels
   (classification, entailment, MRPC/QQP-style similarity). A pair is one text, "first _delimiter_ second":
   the separator is itself a TF-IDF word, so bigrams across the boundary read "word _delimiter_".
+- `tfidf_cosine`: for a regression similarity target (STS-B-style), the cosine between the two texts'
+  TF-IDF vectors (IDF fitted on the training texts), untrained on the scores: the lexical-overlap
+  reference a correlation metric is usually read against.
 Training data = the same seeded subsample as `gpt1 finetune` (finetune.max_train_examples); dev/test =
 the same first `max_eval_examples` rows. Output: one JSON, {task: {baseline: {"dev", "test", "notes"}}}.
 """
@@ -30,7 +33,7 @@ from gpt1.records import ClassificationExample, EntailmentExample, Example, Simi
 
 log = logging.getLogger(__name__)
 
-BASELINES = ("majority", "tfidf_logreg")
+BASELINES = ("majority", "tfidf_logreg", "tfidf_cosine")
 DEFAULT_OUT = Path("results/baselines.json")
 SEPARATOR = "_delimiter_"  # GPT-1's delimiter name; a word to TfidfVectorizer's default token pattern
 
@@ -59,6 +62,18 @@ def has_text_baseline(data: TaskData) -> bool:
         data.spec.family == "similarity" and not data.spec.is_regression)
 
 
+def tfidf_cosine(data: TaskData):
+    """A predictor: the TF-IDF cosine of each pair (vectoriser fitted on both sides of the training pairs)."""
+    train = data.splits["train"]
+    vectorizer = TfidfVectorizer(sublinear_tf=True, lowercase=True).fit([t for e in train for t in (e.a, e.b)])
+
+    def predict(examples: list[SimilarityExample]) -> list[float]:
+        a = vectorizer.transform([e.a for e in examples])
+        b = vectorizer.transform([e.b for e in examples])  # rows are L2-normalised: the dot is the cosine
+        return [round(float(value), DIGITS) for value in np.asarray(a.multiply(b).sum(axis=1)).ravel()]
+    return predict
+
+
 def tfidf_logreg(data: TaskData, seed: int):
     """The fitted pipeline (TF-IDF + logistic regression) on the training subsample."""
     pipeline = make_pipeline(
@@ -76,6 +91,8 @@ def task_baselines(data: TaskData, seed: int) -> dict[str, dict]:
     if has_text_baseline(data):
         model = tfidf_logreg(data, seed)
         predictors["tfidf_logreg"] = lambda examples: model.predict([_text(e) for e in examples]).tolist()
+    if data.spec.family == "similarity" and data.spec.is_regression:
+        predictors["tfidf_cosine"] = tfidf_cosine(data)
     for name, predict in predictors.items():
         entry: dict = {"notes": []}
         for split in ("dev", "test"):

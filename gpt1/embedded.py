@@ -10,6 +10,7 @@ import ast
 import bz2
 import json
 import logging
+import random
 import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -161,11 +162,19 @@ def load_social_iqa(raw: Path) -> dict[str, list]:
     return {"train": examples}
 
 
+LEE_SPLIT_SEED = 0  # fixed, not the project seed: the split is part of the task's definition
+LEE_DEV_FRACTION, LEE_TEST_FRACTION = 0.1, 0.2
+
+
 def load_lee_similarity(raw: Path) -> dict[str, list]:
     """The Lee corpus: 50 news documents and their mean human similarity (upper triangle of a 50x50 matrix).
 
-    Splitting by pair would put every document in train, so documents are split (a pair belongs to a
-    split when both its documents do): document i goes to dev when i % 5 == 3, to test when i % 5 == 4.
+    The 1,225 pairs are split at random (fixed seed): 20 % test, 10 % dev, the rest train. Documents are
+    shared across splits, so this measures learning the similarity of unseen *pairs* of known documents
+    (transductive), not of unseen documents. Why: with 50 documents a document split leaves 30 to train on
+    and 45 test pairs (a correlation's standard error ~0.15); measured on the default, no variant then beat a
+    constant prediction (pretrained Transformer -0.08 Pearson, random init +0.08, 3 seeds), so the task
+    could not tell the models apart. The `tfidf_cosine` baseline shows what word overlap alone reaches.
     """
     folder = raw / "gensim_test_data" / GENSIM_DATA
     documents = [line.strip() for line in (folder / "lee.cor").read_text(encoding="latin-1").splitlines()]
@@ -178,14 +187,13 @@ def load_lee_similarity(raw: Path) -> dict[str, list]:
         matrix.append(values)
     if len(matrix) != len(documents):
         raise UserError(f"{matrix_path}: expected {len(documents)} rows, got {len(matrix)}")
-    split_of = {3: "dev", 4: "test"}
-    splits: dict[str, list] = {"train": [], "dev": [], "test": []}
-    for i in range(len(documents)):
-        for j in range(i + 1, len(documents)):
-            split_i, split_j = split_of.get(i % 5, "train"), split_of.get(j % 5, "train")
-            if split_i == split_j:
-                splits[split_i].append(SimilarityExample(a=documents[i], b=documents[j], label=matrix[i][j]))
-    return splits
+    pairs = [(i, j) for i in range(len(documents)) for j in range(i + 1, len(documents))]
+    random.Random(LEE_SPLIT_SEED).shuffle(pairs)
+    test_end = round(LEE_TEST_FRACTION * len(pairs))
+    dev_end = test_end + round(LEE_DEV_FRACTION * len(pairs))
+    chosen = {"test": pairs[:test_end], "dev": pairs[test_end:dev_end], "train": pairs[dev_end:]}
+    return {split: [SimilarityExample(a=documents[i], b=documents[j], label=matrix[i][j]) for i, j in sorted(rows)]
+            for split, rows in chosen.items()}
 
 
 # --- zero-shot only ----------------------------------------------------------------------------------

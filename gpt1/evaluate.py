@@ -5,7 +5,7 @@ params.yaml, and `results/baselines.json`. Writes
 - `results/scores.csv`: task, variant, seed, metric, value (one row per test metric per run);
 - `results/scores_summary.csv`: task, variant, metric, mean, std, seeds (std: sample std, 0 for one run);
 - `results/metrics.json`: {task: {variant: {metric: {"mean", "std", "seed<N>"...}}}} for `dvc metrics show`.
-Baselines appear as variants `majority` and `tfidf_logreg`; they are deterministic and listed with the
+Baselines appear as variants `majority`, `tfidf_logreg` and `tfidf_cosine`; they are deterministic and listed with the
 project seed (the one that draws the training subsample they share with fine-tuning).
 """
 

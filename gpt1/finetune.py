@@ -304,7 +304,10 @@ def run(params: Params, task: str, variant: str, seed: int, tasks_dir: Path = Pa
     torch.manual_seed(seed)
     model = language_model(params, variant, bpe.vocab_size, pretrain_dir, transfer_layers)
     n_ctx = context_length(params, model)
-    task_model = TaskModel(model, data.spec, params.finetune.classifier_dropout).to(device)
+    task_model = TaskModel(model, data.spec, params.finetune.classifier_dropout)
+    if task_model.regression:
+        task_model.set_target_scale([example.label for example in data.splits["train"]])
+    task_model = task_model.to(device)
     encoded = {split: encode_examples(examples, data.spec, bpe, n_ctx, where=f"{tasks_dir}/{task}/{split}.jsonl")
                for split, examples in data.splits.items()}
     lm_coef = 0.0 if variant == "no_aux_lm" else params.finetune.lm_coef

@@ -3,7 +3,10 @@
 The head reads the final hidden state at the extract token `[e]` (the last token of each sequence):
 - classification / entailment: dropout -> linear -> class logits;
 - similarity: the two orders' states are summed, then dropout -> linear (1 unit + MSE for a regression
-  target such as STS-B, class logits for MRPC/QQP);
+  target such as STS-B, class logits for MRPC/QQP). A regression head predicts the target standardised
+  by the training labels' mean and spread (`set_target_scale`) and returns it in the labels' units: MSE
+  on raw targets would scale its gradients by their variance (0.02 for the Lee similarities, 2 for
+  STS-B's 0-5 scale), so the same learning rate would barely move a 0-1 target;
 - multiple choice: dropout -> linear -> one scalar per candidate, softmax over the candidates. As the
   released code, one dropout mask per example is shared by all its candidates.
 The auxiliary LM loss L1 is the next-token loss over the task's own tokens, masked to real tokens; for
@@ -90,6 +93,16 @@ class TaskModel(nn.Module):
         self.head = nn.Linear(hidden_size(language_model), outputs)
         nn.init.normal_(self.head.weight, std=0.02)  # as the released code's clf weights
         nn.init.zeros_(self.head.bias)
+        # Regression targets as (label - mean) / scale; saved with the weights. Identity until set.
+        self.register_buffer("target_mean", torch.zeros(()))
+        self.register_buffer("target_scale", torch.ones(()))
+
+    def set_target_scale(self, labels: Sequence[float]) -> None:
+        """Standardise a regression head's target by the training labels (a constant set keeps scale 1)."""
+        values = torch.tensor([float(label) for label in labels], dtype=torch.float64)
+        spread = values.std(correction=0).item() if len(values) > 1 else 0.0
+        self.target_mean.fill_(values.mean().item() if len(values) else 0.0)
+        self.target_scale.fill_(spread if spread > 0 else 1.0)
 
     def parameter_groups(self, weight_decay: float) -> list[dict]:
         """The LM's groups plus the head's: decay only on >= 2-D weights."""
@@ -106,6 +119,12 @@ class TaskModel(nn.Module):
         mask = torch.bernoulli(torch.full((examples, features.shape[-1]), keep, device=features.device))
         return features * mask[rows] / keep
 
+    def _output(self, features: torch.Tensor) -> torch.Tensor:
+        """W_y in fp32 even under bf16 autocast: a bf16 score has 8 significant bits, coarser than the
+        spread of a regression head's early predictions and than small logit differences."""
+        with torch.autocast(features.device.type, enabled=False):
+            return self.head(features.float())
+
     def forward(self, batch: Batch, with_lm: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Scores (B, classes), (B,) for regression, or (B, candidates); and the LM loss if asked."""
         hidden = self.language_model.hidden_states(batch.input_ids)
@@ -113,16 +132,16 @@ class TaskModel(nn.Module):
         examples = batch.labels.shape[0]
         if self.family == "multiple_choice":
             extract = self._dropout(extract, batch.example_index, examples)
-            flat = self.head(extract).squeeze(-1)
+            flat = self._output(extract).squeeze(-1)
             scores = flat.new_full((examples, batch.slots), float("-inf"))  # missing candidates never win
             scores = scores.index_put((batch.example_index, batch.slot_index), flat)
         else:
             # Similarity sums its two orders; the other families have one sequence per example.
             summed = extract.new_zeros(examples, extract.shape[-1]).index_add(0, batch.example_index, extract)
             rows = torch.arange(examples, device=summed.device)
-            scores = self.head(self._dropout(summed, rows, examples))
+            scores = self._output(self._dropout(summed, rows, examples))
             if self.regression:
-                scores = scores.squeeze(-1)
+                scores = scores.squeeze(-1) * self.target_scale + self.target_mean
         if not with_lm:
             return scores, None
         # Similarity's second order repeats the first one's tokens: the LM reads each task token once.
@@ -131,9 +150,10 @@ class TaskModel(nn.Module):
         return scores, lm_loss(self.language_model, hidden, batch, rows)
 
     def task_loss(self, scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """L2: MSE for a regression target, cross-entropy over classes or candidates otherwise."""
+        """L2: MSE for a regression target (in standardised units), cross-entropy over classes or candidates."""
         if self.regression:
-            return F.mse_loss(scores.float(), labels.float())
+            return F.mse_loss((scores.float() - self.target_mean) / self.target_scale,
+                              (labels.float() - self.target_mean) / self.target_scale)
         return F.cross_entropy(scores.float(), labels)
 
     def loss(self, batch: Batch, lm_coef: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:

@@ -162,6 +162,29 @@ def test_similarity_prediction_is_symmetric_in_eval_mode():
     torch.testing.assert_close(scores[0], scores[1])
 
 
+def test_regression_head_learns_standardised_targets_and_answers_in_label_units():
+    model = tiny_task_model(SPECS["lee_similarity"]).eval()
+    model.set_target_scale([0.2, 0.4, 0.2, 0.4])  # mean 0.3, spread 0.1
+    pair = collate([EncodedExample(((40, 1, 41, 2, 42), (40, 2, 41, 1, 42)), 0.5)], regression=True)
+    with torch.no_grad():
+        scores, _ = model(pair)
+        raw = model.head(model.language_model.hidden_states(pair.input_ids)[:, -1].sum(0)).squeeze(-1)
+    torch.testing.assert_close(scores, 0.3 + 0.1 * raw[None])
+    # the loss is the MSE of the standardised values: 100x the label-unit MSE at spread 0.1
+    torch.testing.assert_close(model.task_loss(scores, pair.labels), ((scores - 0.5) / 0.1).pow(2).mean())
+    assert "target_scale" in model.state_dict()  # saved with fine-tuned weights
+    model.set_target_scale([0.7, 0.7])  # a constant target keeps scale 1
+    assert model.target_scale.item() == 1.0 and model.target_mean.item() == pytest.approx(0.7)
+
+
+def test_output_layer_stays_fp32_under_bf16_autocast():
+    model = tiny_task_model(SPECS["rt_polarity"]).eval()
+    batch = collate([EncodedExample(((40, 1, 2, 42),), 1)], regression=False)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        scores, _ = model(batch)
+    assert scores.dtype == torch.float32
+
+
 def test_multiple_choice_scores_are_a_softmax_over_candidates_with_missing_ones_masked():
     model = tiny_task_model(SPECS["social_iqa"]).eval()
     three = EncodedExample(((40, 1, 41, 2, 42), (40, 1, 41, 3, 42), (40, 1, 41, 4, 4, 42)), 2)

@@ -13,7 +13,7 @@ from gpt1 import baselines, evaluate
 from gpt1.errors import UserError
 from gpt1.finetune import load_task_data
 from gpt1.metrics import score
-from gpt1.records import ClassificationExample, TaskSpec, write_examples
+from gpt1.records import ClassificationExample, SimilarityExample, TaskSpec, write_examples
 from test_finetune import SPECS, TASKS, tiny_params, write_task
 
 MRPC = TaskSpec("mrpc", "similarity", ("not_paraphrase", "paraphrase"), ("f1", "accuracy"), "test")
@@ -70,11 +70,27 @@ def test_majority_and_tfidf_baselines_on_a_separable_task(tmp_path):
 def test_regression_and_multiple_choice_baselines(tasks_dir):
     params = tiny_params()
     similarity = baselines.task_baselines(load_task_data(params, "lee_similarity", tasks_dir), seed=1)
-    assert set(similarity) == {"majority"}  # no text classifier for a regression target
+    assert set(similarity) == {"majority", "tfidf_cosine"}  # no text classifier for a regression target
     assert similarity["majority"]["test"] == {"pearson": 0.0, "spearman": 0.0}
     assert any("undefined" in note for note in similarity["majority"]["notes"])
     choice = baselines.task_baselines(load_task_data(params, "social_iqa", tasks_dir), seed=1)
     assert set(choice) == {"majority"} and 0 <= choice["majority"]["test"]["accuracy"] <= 1
+
+
+def test_tfidf_cosine_baseline_scores_word_overlap(tmp_path):
+    tasks = tmp_path / "tasks"
+    write_task(tasks / "lee_similarity", SPECS["lee_similarity"])
+    train = [SimilarityExample(f"storm hits town {i}", f"flood in city {i}", 0.3) for i in range(6)]
+    test = [SimilarityExample("storm hits town", "storm hits town", 1.0),  # identical: cosine 1
+            SimilarityExample("storm hits town", "flood in city", 0.1),  # no shared word: cosine 0
+            SimilarityExample("storm in town", "flood in town", 0.5)]
+    write_examples(tasks / "lee_similarity" / "train.jsonl", train)
+    write_examples(tasks / "lee_similarity" / "test.jsonl", test)
+    data = load_task_data(tiny_params(), "lee_similarity", tasks)
+    predicted = baselines.tfidf_cosine(data)(data.splits["test"])
+    assert predicted[0] == pytest.approx(1.0) and predicted[1] == 0.0 and 0 < predicted[2] < 1
+    result = baselines.task_baselines(data, seed=1)["tfidf_cosine"]["test"]
+    assert result["pearson"] == round(stats.pearsonr([1.0, 0.1, 0.5], predicted)[0], 6)
 
 
 def test_baselines_run_writes_every_task_deterministically(tasks_dir, tmp_path):

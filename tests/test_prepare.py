@@ -51,6 +51,26 @@ def test_tasks_get_fixed_seeded_splits(params, tmp_path):
     assert [e.premise for e in snli_test] == [p for i, p in enumerate(SNLI_PREMISES[24:], 24) if i % 4 != 3]
 
 
+def test_lee_pairs_split_at_random_into_disjoint_sets_with_their_ratings(tmp_path):
+    write_embedded_raw(tmp_path)
+    splits = embedded.load_lee_similarity(tmp_path)
+    sizes = {split: len(rows) for split, rows in splits.items()}
+    assert sizes == {"test": 9, "dev": 4, "train": 32}  # 45 pairs of the fixture's 10 documents: 20 %, 10 %
+    documents = (tmp_path / GENSIM / "lee.cor").read_text(encoding="latin-1").splitlines()
+    matrix = [line.split("\t") for line in (tmp_path / GENSIM / "similarities0-1.txt").read_text().splitlines()]
+    seen = set()
+    for rows in splits.values():
+        for example in rows:
+            i, j = documents.index(example.a), documents.index(example.b)
+            assert i < j and example.label == float(matrix[i][j])
+            seen.add((i, j))
+    assert len(seen) == 45  # every pair once, in exactly one split
+    test_documents = {example.a for example in splits["test"]} | {example.b for example in splits["test"]}
+    train_documents = {example.a for example in splits["train"]} | {example.b for example in splits["train"]}
+    assert test_documents <= train_documents  # transductive, as the loader's docstring says
+    assert embedded.load_lee_similarity(tmp_path) == splits  # fixed seed
+
+
 def test_decontamination_removes_every_dev_and_test_sentence(params, tmp_path):
     everything = " ".join(REVIEWS + SNLI_PREMISES + CLAIMS + QUESTIONS)
     out = _run(params, tmp_path, corpus_extra=everything)
