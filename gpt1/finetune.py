@@ -304,12 +304,11 @@ def run(params: Params, task: str, variant: str, seed: int, tasks_dir: Path = Pa
     torch.manual_seed(seed)
     model = language_model(params, variant, bpe.vocab_size, pretrain_dir, transfer_layers)
     n_ctx = context_length(params, model)
-    task_model = TaskModel(model, data.spec, params.finetune.classifier_dropout)
-    if task_model.regression:
-        task_model.set_target_scale([example.label for example in data.splits["train"]])
-    task_model = task_model.to(device)
+    task_model = TaskModel(model, data.spec, params.finetune.classifier_dropout).to(device)
     encoded = {split: encode_examples(examples, data.spec, bpe, n_ctx, where=f"{tasks_dir}/{task}/{split}.jsonl")
                for split, examples in data.splits.items()}
+    if task_model.regression:  # after encoding, which stops on an empty split
+        task_model.set_target_scale([example.label for example in encoded["train"]])
     lm_coef = 0.0 if variant == "no_aux_lm" else params.finetune.lm_coef
     log.info("%s / %s / seed %d: %d train examples, λ = %g, %d-token context", task, variant, seed,
              len(encoded["train"]), lm_coef, n_ctx)

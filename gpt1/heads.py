@@ -98,10 +98,11 @@ class TaskModel(nn.Module):
         self.register_buffer("target_scale", torch.ones(()))
 
     def set_target_scale(self, labels: Sequence[float]) -> None:
-        """Standardise a regression head's target by the training labels (a constant set keeps scale 1)."""
+        """Standardise a regression head's target by the training labels (never empty: transforms checks
+        every split); a constant set keeps scale 1."""
         values = torch.tensor([float(label) for label in labels], dtype=torch.float64)
-        spread = values.std(correction=0).item() if len(values) > 1 else 0.0
-        self.target_mean.fill_(values.mean().item() if len(values) else 0.0)
+        spread = values.std(correction=0).item()
+        self.target_mean.fill_(values.mean().item())
         self.target_scale.fill_(spread if spread > 0 else 1.0)
 
     def parameter_groups(self, weight_decay: float) -> list[dict]:

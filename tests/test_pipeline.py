@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from tiny import tiny_raw_params
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-from tiny import tiny_raw_params
 
 TINY = {
     "data": {"corpus": ["lee_background"], "tasks": ["rt_polarity", "snli_100k", "lee_similarity", "social_iqa"]},
