@@ -27,9 +27,9 @@ from sklearn.pipeline import make_pipeline
 
 from gpt1.atomic import atomic_write_text
 from gpt1.config import Params
-from gpt1.finetune import TaskData, load_task_data
 from gpt1.metrics import DIGITS, score
 from gpt1.records import ClassificationExample, EntailmentExample, Example, SimilarityExample
+from gpt1.task_data import TaskData, load_task_data
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +58,14 @@ def _text(example: Example) -> str:
 
 
 def has_text_baseline(data: TaskData) -> bool:
+    """Classes to learn from text: classification, entailment, and paraphrase-style similarity."""
     return data.spec.family in ("classification", "entailment") or (
         data.spec.family == "similarity" and not data.spec.is_regression)
+
+
+def has_cosine_baseline(data: TaskData) -> bool:
+    """A similarity score to correlate with (STS-B style): the TF-IDF cosine needs no training labels."""
+    return data.spec.family == "similarity" and data.spec.is_regression
 
 
 def tfidf_cosine(data: TaskData):
@@ -91,7 +97,7 @@ def task_baselines(data: TaskData, seed: int) -> dict[str, dict]:
     if has_text_baseline(data):
         model = tfidf_logreg(data, seed)
         predictors["tfidf_logreg"] = lambda examples: model.predict([_text(e) for e in examples]).tolist()
-    if data.spec.family == "similarity" and data.spec.is_regression:
+    if has_cosine_baseline(data):
         predictors["tfidf_cosine"] = tfidf_cosine(data)
     for name, predict in predictors.items():
         entry: dict = {"notes": []}
@@ -105,7 +111,7 @@ def task_baselines(data: TaskData, seed: int) -> dict[str, dict]:
 
 
 def run(params: Params, tasks_dir: Path = Path("data/tasks"), out: Path = DEFAULT_OUT) -> dict[str, dict]:
-    """Both baselines for every task in data.tasks; reads data/tasks/<task>/{task.json,train,dev,test.jsonl}."""
+    """The BASELINES that apply to each task in data.tasks, read from data/tasks/<task>/."""
     results = {}
     for task in params.data.tasks:
         data = load_task_data(params, task, tasks_dir)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,48 +34,14 @@ from gpt1.errors import UserError
 from gpt1.heads import TaskModel, collate
 from gpt1.metrics import DIGITS, score
 from gpt1.model import GPT1, LanguageModel, build_model, load_model
-from gpt1.records import SPLITS, Example, TaskSpec, read_examples
-from gpt1.transforms import EncodedExample, check_examples, encode_examples
+from gpt1.records import SPLITS, TaskSpec
+from gpt1.task_data import TaskData, load_task_data
+from gpt1.transforms import EncodedExample, encode_examples
 
 log = logging.getLogger(__name__)
 
 VARIANTS = ("full", "no_pretrain", "no_aux_lm", "lstm")
 CHECKPOINT = "model.safetensors"
-
-
-# --- data -----------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class TaskData:
-    spec: TaskSpec
-    splits: dict[str, list[Example]]  # train (subsampled), dev, test (first max_eval_examples)
-    full_sizes: dict[str, int]  # rows in each file before subsampling
-
-
-def load_task_data(params: Params, task: str, tasks_dir: Path = Path("data/tasks")) -> TaskData:
-    """A task's checked splits, cut to the CPU-sized budget (shared by fine-tuning and baselines)."""
-    folder = Path(tasks_dir) / task
-    if not (folder / "task.json").is_file():
-        raise UserError(f"{folder / 'task.json'} not found; run `gpt1 prepare` with '{task}' in data.tasks")
-    spec = TaskSpec.from_file(folder / "task.json")
-    splits, full_sizes = {}, {}
-    for split in SPLITS:
-        path = folder / f"{split}.jsonl"
-        if not path.is_file():
-            raise UserError(f"{path} not found; run `gpt1 prepare`")
-        examples = read_examples(path, spec.family)
-        check_examples(examples, spec, str(path))
-        full_sizes[split] = len(examples)
-        splits[split] = examples
-    settings = params.finetune
-    if settings.max_train_examples is not None and len(splits["train"]) > settings.max_train_examples:
-        chosen = random.Random(f"{params.seed}-{task}-train").sample(range(len(splits["train"])),
-                                                                     settings.max_train_examples)
-        splits["train"] = [splits["train"][i] for i in sorted(chosen)]
-    if settings.max_eval_examples is not None:
-        for split in ("dev", "test"):
-            splits[split] = splits[split][: settings.max_eval_examples]
-    return TaskData(spec=spec, splits=splits, full_sizes=full_sizes)
 
 
 # --- models ---------------------------------------------------------------------------------------------

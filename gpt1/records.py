@@ -1,4 +1,4 @@
-"""One record type per task family, the task description, and their JSONL files.
+"""One record type per task family, the task description, their JSONL files, and the checks on their labels.
 
 Every task, embedded or from the paper profile, ends up as `data/tasks/<task>/{train,dev,test}.jsonl`
 plus `task.json`, so fine-tuning and evaluation never see where the data came from.
@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Literal, Union
+from typing import Iterable, Literal, Sequence, Union
 
 from gpt1.atomic import atomic_write_text
 from gpt1.errors import UserError
@@ -115,3 +116,31 @@ def read_examples(path: Path, family: Family) -> list[Example]:
             except (json.JSONDecodeError, TypeError) as error:
                 raise UserError(f"{path}:{row_number}: not a {family} record ({error}); re-run `gpt1 prepare`") from None
     return examples
+
+
+def check_examples(examples: Sequence[Example], spec: TaskSpec, where: str) -> None:
+    """Stop with one clear message on an empty split or a label the task cannot have."""
+    if not examples:
+        raise UserError(f"{where}: the split is empty; re-run `gpt1 prepare` or check the task's source")
+    for row, example in enumerate(examples, start=1):
+        problem = _label_problem(example, spec)
+        if problem:
+            raise UserError(f"{where}:{row}: {problem}; fix the data and re-run `gpt1 prepare`")
+
+
+def _label_problem(example: Example, spec: TaskSpec) -> str | None:
+    label = example.label
+    if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
+        return f"label {label!r} is not a finite number"
+    if spec.family == "multiple_choice":
+        count = len(example.choices)
+        if count < 2:
+            return f"a multiple-choice row needs at least 2 choices, found {count}"
+        if not float(label).is_integer() or not 0 <= label < count:
+            return f"gold index {label!r} is outside the {count} choices (0..{count - 1})"
+        return None
+    if spec.is_regression:
+        return None
+    if not float(label).is_integer() or not 0 <= label < len(spec.labels):
+        return f"label {label!r} is outside the task's label set {list(spec.labels)} (0..{len(spec.labels) - 1})"
+    return None

@@ -1,4 +1,4 @@
-"""The paper's task input transformations (Figure 1), its truncation policy, and input checks.
+"""The paper's task input transformations (Figure 1) and its truncation policy.
 
 Start `[s]`, delimiter `$` and extract `[e]` are the BPE's `_start_`, `_delimiter_`, `_classify_` ids:
 
@@ -23,17 +23,12 @@ Truncation policy (a sequence never exceeds `n_ctx` tokens; `[s]`, `$` and `[e]`
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Sequence
 
 from gpt1.bpe import Gpt1Bpe
 from gpt1.errors import UserError
-from gpt1.records import (
-    Example,
-    TaskSpec,
-    texts_of,
-)
+from gpt1.records import Example, TaskSpec, check_examples, texts_of
 
 MIN_CONTEXT = 4  # [s] $ [e] and at least one text token
 
@@ -100,36 +95,6 @@ def choice_sequence(context: Sequence[int], answer: Sequence[int], special: Spec
     keep_context = min(len(context), budget - keep_answer)
     kept_context = context[len(context) - keep_context:]
     return (special.start, *kept_context, special.delimiter, *answer[:keep_answer], special.extract)
-
-
-# --- input checks ----------------------------------------------------------------------------------------
-
-def check_examples(examples: Sequence[Example], spec: TaskSpec, where: str) -> None:
-    """Stop with one clear message on an empty split or a label the task cannot have."""
-    if not examples:
-        raise UserError(f"{where}: the split is empty; re-run `gpt1 prepare` or check the task's source")
-    for row, example in enumerate(examples, start=1):
-        problem = _label_problem(example, spec)
-        if problem:
-            raise UserError(f"{where}:{row}: {problem}; fix the data and re-run `gpt1 prepare`")
-
-
-def _label_problem(example: Example, spec: TaskSpec) -> str | None:
-    label = example.label
-    if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
-        return f"label {label!r} is not a finite number"
-    if spec.family == "multiple_choice":
-        count = len(example.choices)
-        if count < 2:
-            return f"a multiple-choice row needs at least 2 choices, found {count}"
-        if not float(label).is_integer() or not 0 <= label < count:
-            return f"gold index {label!r} is outside the {count} choices (0..{count - 1})"
-        return None
-    if spec.is_regression:
-        return None
-    if not float(label).is_integer() or not 0 <= label < len(spec.labels):
-        return f"label {label!r} is outside the task's label set {list(spec.labels)} (0..{len(spec.labels) - 1})"
-    return None
 
 
 # --- whole splits ------------------------------------------------------------------------------------------

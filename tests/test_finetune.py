@@ -21,6 +21,7 @@ from gpt1.records import (
     TaskSpec,
     write_examples,
 )
+from gpt1.task_data import load_task_data
 from gpt1.transforms import EncodedExample
 from test_transforms import tiny_bpe
 from tiny import TINY_LSTM, TINY_MODEL, tiny_raw_params
@@ -289,8 +290,8 @@ def test_no_pretrain_needs_no_checkpoint_and_unknown_variants_are_refused(tmp_pa
 
 def test_train_subsample_is_seeded_by_the_project_and_capped(workspace):
     params = tiny_params()
-    first = finetune.load_task_data(params, "rt_polarity", workspace / "tasks")
-    again = finetune.load_task_data(params, "rt_polarity", workspace / "tasks")
+    first = load_task_data(params, "rt_polarity", workspace / "tasks")
+    again = load_task_data(params, "rt_polarity", workspace / "tasks")
     assert len(first.splits["train"]) == 12 and first.splits == again.splits
     assert len(first.splits["dev"]) == len(first.splits["test"]) == 6
     assert first.full_sizes == {"train": 16, "dev": 8, "test": 8}
@@ -315,7 +316,7 @@ def test_multiple_choice_gold_index_out_of_range_is_a_user_error(workspace, tmp_
     write_task(tasks / "social_iqa", SPECS["social_iqa"])
     write_examples(tasks / "social_iqa" / "train.jsonl", [MultipleChoiceExample("who?", ("a", "b"), 2)])
     with pytest.raises(UserError, match="outside the 2 choices"):
-        finetune.load_task_data(tiny_params(), "social_iqa", tasks)
+        load_task_data(tiny_params(), "social_iqa", tasks)
 
 
 def test_examples_longer_than_the_context_are_truncated(workspace, tmp_path):

@@ -11,9 +11,9 @@ from sklearn.metrics import f1_score, matthews_corrcoef
 
 from gpt1 import baselines, evaluate
 from gpt1.errors import UserError
-from gpt1.finetune import load_task_data
 from gpt1.metrics import score
 from gpt1.records import ClassificationExample, SimilarityExample, TaskSpec, write_examples
+from gpt1.task_data import load_task_data
 from test_finetune import SPECS, TASKS, tiny_params, write_task
 
 MRPC = TaskSpec("mrpc", "similarity", ("not_paraphrase", "paraphrase"), ("f1", "accuracy"), "test")

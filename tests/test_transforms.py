@@ -14,10 +14,10 @@ from gpt1.records import (
     MultipleChoiceExample,
     SimilarityExample,
     TaskSpec,
+    check_examples,
 )
 from gpt1.transforms import (
     SpecialIds,
-    check_examples,
     choice_sequence,
     encode_examples,
     fit_pair,

@@ -8,7 +8,7 @@ rule zeroshot:
         "data/pretrain/transformer/model.safetensors",
         "data/pretrain/lstm/model.safetensors",
         "results/scores.csv",
-        code("zeroshot", "model", "lm_loss", "dropout"),
+        code("zeroshot", "bpe", "text", "records", "embedded", "catalog", "sources", "model", "lm_loss", "dropout"),
     output:
         "results/zero_shot.csv",
         "results/zero_shot.png",
@@ -26,7 +26,7 @@ rule ablation:
     input:
         "results/scores.csv",
         "data/tasks",
-        code("analysis"),
+        code("analysis", "records"),
     output:
         "results/ablation.csv",
         "results/ablation_std.csv",
@@ -44,7 +44,7 @@ rule ablation:
 rule layer_figure:
     input:
         layer_transfer_runs(),
-        code("analysis"),
+        code("analysis", "records"),
     output:
         "results/layer_transfer.csv",
         "results/layer_transfer.png",

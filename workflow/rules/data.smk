@@ -1,6 +1,6 @@
 rule download:
     input:
-        code("download", "sources", "catalog", "registry"),
+        code("download", "sources", "catalog", "registry", "embedded", "paper_tasks", "tasks", "records"),
     output:
         directory("data/raw"),
     params:
@@ -18,7 +18,7 @@ rule download:
 rule prepare:
     input:
         "data/raw",
-        code("prepare", "embedded", "paper_tasks", "tasks", "records", "text"),
+        code("prepare", "registry", "catalog", "sources", "embedded", "paper_tasks", "tasks", "records", "text"),
     output:
         directory("data/tasks"),
         directory("data/corpus"),

@@ -3,7 +3,8 @@ FINETUNE_INPUTS = [
     "data/bpe",
     "data/pretrain/transformer/model.safetensors",
     "data/pretrain/lstm/model.safetensors",
-    *code("finetune", "transforms", "heads", "metrics", "model", "lm_loss", "dropout", "precision"),
+    *code("finetune", "task_data", "records", "bpe", "text", "transforms", "heads", "metrics", "model", "lm_loss",
+          "dropout", "precision"),
 ]
 
 
@@ -52,7 +53,7 @@ rule layer_transfer:
 rule baselines:
     input:
         "data/tasks",
-        code("baselines", "metrics"),
+        code("baselines", "task_data", "records", "metrics"),
     output:
         "results/baselines.json",
     params:
@@ -69,7 +70,7 @@ rule evaluate:
     input:
         finetune_runs(),
         "results/baselines.json",
-        code("evaluate"),
+        code("evaluate", "baselines", "task_data", "records", "metrics"),
     output:
         "results/scores.csv",
         "results/scores_summary.csv",

@@ -1,7 +1,8 @@
 rule pretrain:
     input:
         "data/tokens",
-        code("pretrain", "batches", "distributed", "model", "lm_loss", "dropout", "precision"),
+        code("pretrain", "batches", "distributed", "encode", "bpe", "text", "weights", "model", "lm_loss", "dropout",
+             "precision"),
     output:
         # resume.pt and the unfinished run's checkpoints live beside these, undeclared, so a re-run after
         # an interruption still finds them.

@@ -1,0 +1,48 @@
+"""A prepared task's splits, checked and cut to the CPU-sized budget: what fine-tuning and the baselines read.
+
+Kept apart from gpt1.finetune so that the baselines stage depends on the data path only, not on the model.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpt1.config import Params
+from gpt1.errors import UserError
+from gpt1.records import SPLITS, Example, TaskSpec, check_examples, read_examples
+
+
+@dataclass(frozen=True)
+class TaskData:
+    spec: TaskSpec
+    splits: dict[str, list[Example]]  # train (subsampled), dev, test (first max_eval_examples)
+    full_sizes: dict[str, int]  # rows in each file before subsampling
+
+
+def load_task_data(params: Params, task: str, tasks_dir: Path = Path("data/tasks")) -> TaskData:
+    """A task's checked splits, cut to `finetune.max_train_examples` (a seeded sample) and
+    `finetune.max_eval_examples` (the first rows of dev and test)."""
+    folder = Path(tasks_dir) / task
+    if not (folder / "task.json").is_file():
+        raise UserError(f"{folder / 'task.json'} not found; run `gpt1 prepare` with '{task}' in data.tasks")
+    spec = TaskSpec.from_file(folder / "task.json")
+    splits, full_sizes = {}, {}
+    for split in SPLITS:
+        path = folder / f"{split}.jsonl"
+        if not path.is_file():
+            raise UserError(f"{path} not found; run `gpt1 prepare`")
+        examples = read_examples(path, spec.family)
+        check_examples(examples, spec, str(path))
+        full_sizes[split] = len(examples)
+        splits[split] = examples
+    settings = params.finetune
+    if settings.max_train_examples is not None and len(splits["train"]) > settings.max_train_examples:
+        chosen = random.Random(f"{params.seed}-{task}-train").sample(range(len(splits["train"])),
+                                                                     settings.max_train_examples)
+        splits["train"] = [splits["train"][i] for i in sorted(chosen)]
+    if settings.max_eval_examples is not None:
+        for split in ("dev", "test"):
+            splits[split] = splits[split][: settings.max_eval_examples]
+    return TaskData(spec=spec, splits=splits, full_sizes=full_sizes)
