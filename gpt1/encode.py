@@ -5,6 +5,7 @@ Documents are concatenated (GPT-1 trains on contiguous text), separated by GPT-1
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import time
@@ -31,12 +32,16 @@ def load_tokens(folder: Path, split: str) -> np.memmap:
 
 
 def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype) -> dict:
+    """Stream one split's documents through the BPE into `destination`: memory stays flat whatever the
+    corpus size (BooksCorpus is ~5 GB of text), since the tokenizer only buffers its current batch."""
     separator = bpe.encoder.get("\n" + END_OF_WORD)
     started, tokens, characters = time.perf_counter(), 0, 0
-    documents = list(read_corpus(corpus))
+    with open(corpus, "rb") as handle:
+        count = sum(1 for _ in handle)  # for the progress bar only
+    to_encode, to_measure = itertools.tee(read_corpus(corpus))
     with open(destination, "wb") as out:
-        encoded = bpe.encode_many(documents, already_clean=True)  # prepare already ran GPT-1's clean-up
-        for document, ids in tqdm(zip(documents, encoded), total=len(documents), desc=f"encode {corpus.stem}",
+        encoded = bpe.encode_many(to_encode, already_clean=True)  # prepare already ran GPT-1's clean-up
+        for document, ids in tqdm(zip(to_measure, encoded), total=count, desc=f"encode {corpus.stem}",
                                   unit="doc", disable=None):
             if separator is not None and tokens:
                 ids = [separator, *ids]
@@ -44,7 +49,7 @@ def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype)
             tokens += len(ids)
             characters += len(document)
     seconds = time.perf_counter() - started
-    return {"documents": len(documents), "tokens": tokens, "characters": characters,
+    return {"documents": count, "tokens": tokens, "characters": characters,
             "encode_seconds": seconds}
 
 

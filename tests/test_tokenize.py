@@ -35,3 +35,29 @@ def test_token_arrays_round_trip(english_documents, tmp_path):
 def test_dtype_widens_for_large_vocabularies():
     assert encode.token_dtype(65_536) == np.uint16
     assert encode.token_dtype(65_537) == np.uint32
+
+
+def test_documents_stream_through_the_encoder(tmp_path, monkeypatch):
+    """The paper profile's corpus is ~5 GB of text: a split must never be read into memory whole."""
+    corpus = tmp_path / "train.jsonl"
+    corpus.write_text("".join(json.dumps({"text": f"document {i}"}) + "\n" for i in range(50)))
+    read = []
+
+    def counting_reader(path):
+        for text in bpe_module.read_corpus(path):
+            read.append(text)
+            yield text
+
+    class ReportsHowFarTheReaderGot:
+        encoder = {"\n</w>": 0}
+
+        def encode_many(self, texts, already_clean):
+            for text in texts:
+                yield [len(read)]  # documents read when this one reached the encoder
+
+    monkeypatch.setattr(encode, "read_corpus", counting_reader)
+    stats = encode.encode_split(ReportsHowFarTheReaderGot(), corpus, tmp_path / "train.bin", np.dtype(np.uint16))
+    written = np.fromfile(tmp_path / "train.bin", dtype=np.uint16).tolist()
+    read_when_encoded = written[0::2]  # documents after the first are preceded by the separator 0
+    assert stats["documents"] == 50 and stats["tokens"] == 99 and stats["characters"] == sum(map(len, read))
+    assert read_when_encoded == list(range(1, 51))
