@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from sklearn.metrics import f1_score, matthews_corrcoef
+from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 from gpt1 import baselines, evaluate
 from gpt1.errors import UserError
@@ -26,6 +29,19 @@ def test_accuracy_f1_of_the_positive_class_and_matthews():
     assert scores.values == {"f1": round(f1_score(gold, predicted, pos_label=1), 6), "accuracy": 0.5}
     assert scores.values["f1"] != round(f1_score(gold, predicted, pos_label=0), 6)  # really the positive class
     assert score(COLA, gold, predicted).values == {"matthews": round(matthews_corrcoef(gold, predicted), 6)}
+
+
+def test_accuracy_matches_scikit_learns_on_random_labels():
+    rng = np.random.default_rng(0)
+    gold, predicted = rng.integers(0, 3, 997), rng.integers(0, 3, 997)
+    spec = TaskSpec("x", "classification", ("a", "b", "c"), ("accuracy",), "test")
+    assert score(spec, gold.tolist(), predicted.tolist()).values["accuracy"] == round(accuracy_score(gold, predicted), 6)
+
+
+def test_a_fine_tuning_process_does_not_import_scipy_or_sklearn_up_front():
+    """58 fine-tuning processes each paid 1-2 s for them; they load when a metric needs them."""
+    check = "import sys, gpt1.finetune; print(sorted(m for m in ('scipy.stats', 'sklearn') if m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True).stdout == "[]\n"
 
 
 def test_pearson_and_spearman_and_their_undefined_case():
