@@ -35,21 +35,20 @@ def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype)
     """Stream one split's documents through the BPE into `destination`: memory stays flat whatever the
     corpus size (BooksCorpus is ~5 GB of text), since the tokenizer only buffers its current batch."""
     separator = bpe.encoder.get("\n" + END_OF_WORD)
-    started, tokens, characters = time.perf_counter(), 0, 0
-    with open(corpus, "rb") as handle:
-        count = sum(1 for _ in handle)  # for the progress bar only
-    to_encode, to_measure = itertools.tee(read_corpus(corpus))
+    started, documents, tokens, characters = time.perf_counter(), 0, 0, 0
+    to_encode, to_measure = itertools.tee(read_corpus(corpus))  # one pass over the file
     with open(destination, "wb") as out:
         encoded = bpe.encode_many(to_encode, already_clean=True)  # prepare already ran GPT-1's clean-up
-        for document, ids in tqdm(zip(to_measure, encoded), total=count, desc=f"encode {corpus.stem}",
-                                  unit="doc", disable=None):
+        for document, ids in tqdm(zip(to_measure, encoded), desc=f"encode {corpus.stem}", unit="doc",
+                                  disable=None):
+            documents += 1
             if separator is not None and tokens:
                 ids = [separator, *ids]
             np.asarray(ids, dtype=dtype).tofile(out)
             tokens += len(ids)
             characters += len(document)
     seconds = time.perf_counter() - started
-    return {"documents": count, "tokens": tokens, "characters": characters,
+    return {"documents": documents, "tokens": tokens, "characters": characters,
             "encode_seconds": seconds}
 
 
