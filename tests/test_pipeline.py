@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 TINY = {
-    "data": {"corpus": ["lee_background"], "tasks": ["rt_polarity", "snli_100k", "lee_similarity", "social_iqa"]},
+    "data": {"corpus": ["lee_background"], "tasks": ["rt_polarity", "snli_100k", "sts_b", "social_iqa"]},
     "bpe": {"merges": 300},
     "model": {"n_positions": 32, "n_layer": 1, "n_head": 2, "d_model": 32, "d_ff": 64},
     "lstm": {"d_embed": 32, "d_hidden": 48},

@@ -5,7 +5,8 @@ import json
 import pytest
 import yaml
 
-from fixtures_embedded import BENCH, CLAIMS, GENSIM, QUESTIONS, REVIEWS, SNLI_PREMISES, write_embedded_raw
+from fixtures_embedded import (BENCH, CLAIMS, GENSIM, QUESTIONS, REVIEWS, SNLI_PREMISES, STS, STS_PAIRS,
+                               write_embedded_raw)
 from gpt1 import embedded, prepare
 from gpt1.config import parse_params
 from gpt1.errors import UserError
@@ -13,7 +14,7 @@ from gpt1.records import read_examples, texts_of
 from gpt1.text import sentence_key, sentences
 
 TASK_FAMILIES = {"rt_polarity": "classification", "snli_100k": "entailment", "vitaminc": "entailment",
-                 "lee_similarity": "similarity", "social_iqa": "multiple_choice"}
+                 "lee_similarity": "similarity", "sts_b": "similarity", "social_iqa": "multiple_choice"}
 
 
 @pytest.fixture
@@ -69,6 +70,27 @@ def test_lee_pairs_split_at_random_into_disjoint_sets_with_their_ratings(tmp_pat
     train_documents = {example.a for example in splits["train"]} | {example.b for example in splits["train"]}
     assert test_documents <= train_documents  # transductive, as the loader's docstring says
     assert embedded.load_lee_similarity(tmp_path) == splits  # fixed seed
+
+
+def test_sts_benchmark_keeps_its_own_splits_scores_and_verbatim_quotes(tmp_path):
+    write_embedded_raw(tmp_path)
+    splits = embedded.load_sts_benchmark(tmp_path)
+    assert {split: len(rows) for split, rows in splits.items()} == {"train": 18, "dev": 6, "test": 6}
+    assert [(e.a, e.b, e.label) for e in splits["test"]] == [(a, b, float(score)) for a, b, score in STS_PAIRS[24:]]
+    assert splits["train"][0].b == 'A person plays "guitar 0.'  # no quoting parser: the stray quote stays
+
+
+@pytest.mark.parametrize("row, message", [
+    ("main-captions\tMSRvid\t2012\t0001\t4.0\tonly one sentence\n", "expected 7 tab-separated fields"),
+    ("main-captions\tMSRvid\t2012\t0001\thigh\ta\tb\n", "'high' is not a number"),
+    ("main-captions\tMSRvid\t2012\t0001\t5.5\ta\tb\n", "similarity score 5.5 is outside 0 to 5"),
+])
+def test_a_malformed_sts_row_names_its_file_and_line(tmp_path, row, message):
+    write_embedded_raw(tmp_path)
+    path = tmp_path / STS / "sts-dev.csv"
+    path.write_text(path.read_text() + row)
+    with pytest.raises(UserError, match=f"sts-dev.csv:7: {message}"):
+        embedded.load_sts_benchmark(tmp_path)
 
 
 def test_decontamination_removes_every_dev_and_test_sentence(params, tmp_path):

@@ -25,14 +25,16 @@ rule zeroshot:
 rule ablation:
     input:
         "results/scores.csv",
+        finetune_runs(),
         "data/tasks",
-        code("analysis", "records"),
+        code("analysis", "intervals", "records"),
     output:
         "results/ablation.csv",
         "results/ablation_std.csv",
+        "results/ablation_intervals.csv",
         "results/ablation.md",
     params:
-        **P("data.tasks", "finetune.max_train_examples"),
+        **P("data.tasks", "finetune.seeds", "finetune.max_train_examples"),
     conda:
         "../envs/gpt1.yaml"
     log:
@@ -44,7 +46,7 @@ rule ablation:
 rule layer_figure:
     input:
         layer_transfer_runs(),
-        code("analysis", "records"),
+        code("analysis", "intervals", "records"),
     output:
         "results/layer_transfer.csv",
         "results/layer_transfer.png",

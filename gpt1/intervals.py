@@ -1,0 +1,128 @@
+"""Paired bootstrap intervals for differences between fine-tuning methods, seeds pooled.
+
+A method's score on a resample of the test set is its metric on those rows, averaged over its seeds; two
+methods are compared on the *same* resampled rows (paired), so what varies is only which test examples
+were drawn. The average over tasks resamples each task's test set independently and averages the per-task
+differences. A difference is called "supported" when its 95 % interval lies above 0, "reversed" when it
+lies below 0, and "not supported" otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gpt1.errors import UserError
+
+RESAMPLES = 2000
+LEVEL = 0.95
+RNG_SEED = 0  # fixed: the same predictions give the same interval, byte for byte
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """One method's test predictions on one task: gold labels and one row of predictions per seed."""
+
+    labels: np.ndarray  # (examples,)
+    by_seed: np.ndarray  # (seeds, examples): class/candidate indices or scores
+
+
+@dataclass(frozen=True)
+class Interval:
+    difference: float  # on the full test set, ×100
+    low: float
+    high: float
+
+    @property
+    def verdict(self) -> str:
+        if self.low > 0:
+            return "supported"
+        if self.high < 0:
+            return "reversed"
+        return "not supported"
+
+
+def read_predictions(run_dirs: list[Path]) -> Predictions:
+    """predictions_test.jsonl of each seed's run folder; every seed must have scored the same rows."""
+    labels, rows = None, []
+    for folder in run_dirs:
+        path = Path(folder) / "predictions_test.jsonl"
+        if not path.is_file():
+            raise UserError(f"{path} not found; run the fine-tuning stages first")
+        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        seed_labels = np.array([record["label"] for record in records], dtype=float)
+        if labels is not None and not np.array_equal(labels, seed_labels):
+            raise UserError(f"{path}: its test rows differ from the other seeds'; re-run the fine-tuning stages")
+        labels = seed_labels
+        rows.append([record["prediction"] for record in records])
+    if labels is None:
+        raise UserError("no fine-tuning runs to compare")
+    return Predictions(labels=labels, by_seed=np.asarray(rows, dtype=float))
+
+
+def _pearson(gold: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Row-wise Pearson correlation of two (resamples, examples) arrays; 0 where a row is constant."""
+    gold = gold - gold.mean(axis=-1, keepdims=True)
+    predicted = predicted - predicted.mean(axis=-1, keepdims=True)
+    spread = np.sqrt((gold ** 2).sum(axis=-1) * (predicted ** 2).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(spread > 0, (gold * predicted).sum(axis=-1) / spread, 0.0)
+
+
+def resampled_scores(metric: str, predictions: Predictions, rows: np.ndarray) -> np.ndarray:
+    """The metric on each resample (`rows`: resamples × examples indices), averaged over seeds."""
+    gold = predictions.labels[rows]
+    per_seed = []
+    for predicted in predictions.by_seed:
+        drawn = predicted[rows]
+        if metric == "accuracy":
+            per_seed.append((drawn == gold).mean(axis=-1))
+        elif metric == "pearson":
+            per_seed.append(_pearson(gold, drawn))
+        elif metric == "spearman":
+            from scipy.stats import rankdata
+
+            per_seed.append(_pearson(rankdata(gold, axis=-1), rankdata(drawn, axis=-1)))
+        else:
+            per_seed.append(_loop_metric(metric, gold, drawn))
+    return np.mean(per_seed, axis=0)
+
+
+def _loop_metric(metric: str, gold: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    from sklearn.metrics import f1_score, matthews_corrcoef
+
+    if metric == "matthews":
+        return np.array([matthews_corrcoef(g, d) for g, d in zip(gold, drawn)])
+    if metric == "f1":
+        return np.array([f1_score(g, d, zero_division=0) for g, d in zip(gold, drawn)])
+    raise UserError(f"no bootstrap for metric {metric!r}")
+
+
+def draw_rows(examples: int, rng: np.random.Generator, resamples: int = RESAMPLES) -> np.ndarray:
+    """Row indices of `resamples` bootstrap samples of a test set, the full set as row 0."""
+    rows = rng.integers(0, examples, size=(resamples + 1, examples))
+    rows[0] = np.arange(examples)
+    return rows
+
+
+def paired_differences(tasks: dict[str, tuple[str, Predictions, Predictions]],
+                       resamples: int = RESAMPLES) -> dict[str, Interval]:
+    """Interval of method A − method B per task and for their average, ×100.
+
+    `tasks`: {task: (metric, A's predictions, B's predictions)}; the same rows are drawn for A and B."""
+    rng = np.random.default_rng(RNG_SEED)
+    differences = {}
+    for task, (metric, first, second) in tasks.items():
+        if not np.array_equal(first.labels, second.labels):
+            raise UserError(f"task '{task}': the two methods were scored on different test rows")
+        rows = draw_rows(len(first.labels), rng, resamples)
+        differences[task] = 100 * (resampled_scores(metric, first, rows) - resampled_scores(metric, second, rows))
+    if differences:
+        differences["avg"] = np.mean(list(differences.values()), axis=0)
+    tail = 100 * (1 - LEVEL) / 2
+    return {name: Interval(float(values[0]), float(np.percentile(values[1:], tail)),
+                           float(np.percentile(values[1:], 100 - tail)))
+            for name, values in differences.items()}
