@@ -72,14 +72,10 @@ def method_intervals(finetune_dir: Path, specs: dict[str, TaskSpec], methods: li
     def predictions(task: str, method: str) -> Predictions:
         return read_predictions([Path(finetune_dir) / task / method / f"seed{seed}" for seed in seeds])
 
-    compared = {}
-    for method in methods:
-        if method == "full":
-            continue
-        compared[method] = paired_differences({
-            task: (primary_metric(spec), predictions(task, "full"), predictions(task, method))
-            for task, spec in specs.items()})
-    return compared
+    full = {task: predictions(task, "full") for task in specs}  # read once, compared with every method
+    return {method: paired_differences({task: (primary_metric(spec), full[task], predictions(task, method))
+                                        for task, spec in specs.items()})
+            for method in methods if method != "full"}
 
 
 def _with_interval(interval: Interval) -> str:
