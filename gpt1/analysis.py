@@ -1,7 +1,8 @@
 """The paper's analysis from our scores: Table 5 (ablations) and Figure 2 left (layers transferred).
 
-Inputs are files earlier stages wrote (results/scores.csv, results/layer_transfer/...); outputs are
-tables and figures a person reads. Everything is deterministic: same inputs, same bytes.
+Inputs are files earlier stages wrote (results/scores.csv, results/finetune/..., results/baselines.json,
+results/layer_transfer/...); outputs are tables and figures a person reads. Everything is deterministic:
+same inputs, same bytes.
 """
 
 from __future__ import annotations
@@ -124,6 +125,57 @@ def _interval_markdown(intervals: dict[str, dict[str, Interval]], columns: list[
     return "\n".join(lines)
 
 
+BASELINE_COLUMNS = ["task", "metric", "full", "best_baseline", "baseline", "difference"]
+
+
+def read_baselines(path: Path, tasks: list[str]) -> dict:
+    """results/baselines.json ({task: {baseline: {"dev", "test", "notes"}}}), checked to cover every task."""
+    if not path.is_file():
+        raise UserError(f"{path} not found; run `gpt1 baselines` first")
+    baselines = json.loads(path.read_text())
+    missing = [task for task in tasks if task not in baselines]
+    if missing:
+        raise UserError(f"{path} has no task {', '.join(missing)}; re-run `gpt1 baselines`")
+    return baselines
+
+
+def against_baselines(mean: pd.DataFrame, baselines: dict, specs: dict[str, TaskSpec]) -> pd.DataFrame:
+    """Per task, full's test mean (×100) against the best of every baseline on the primary metric.
+    The majority class counts too: on a skewed task it can be the one to beat."""
+    if "full" not in mean.index:
+        raise UserError("results/scores.csv has no `full` runs to compare with the baselines; run them first")
+    rows = []
+    for task in mean.columns.drop("avg"):
+        metric = primary_metric(specs[task])
+        scored = {name: round(entry["test"][metric] * 100, 2) for name, entry in baselines[task].items()
+                  if metric in entry.get("test", {})}
+        if not scored:
+            raise UserError(f"no baseline of task '{task}' has a test {metric}; re-run `gpt1 baselines`")
+        best = max(scored, key=scored.get)  # a tie keeps the first in the file's (sorted) order
+        full = mean.loc["full", task]
+        rows.append({"task": task, "metric": metric, "full": full, "best_baseline": scored[best],
+                     "baseline": best, "difference": round(full - scored[best], 2)})
+    return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
+
+
+def _ahead(difference: float) -> str:
+    return "full ahead" if difference > 0 else "baseline ahead" if difference < 0 else "tie"
+
+
+def baseline_finding(comparison: pd.DataFrame) -> str:
+    others = comparison.task[comparison.difference <= 0].tolist()  # a tie is not a win
+    sentence = (f"Baselines: full beats the best non-neural baseline on {len(comparison) - len(others)} of "
+                f"{len(comparison)} tasks")
+    return sentence + (f" (not on {', '.join(others)})." if others else ".")
+
+
+def _baseline_markdown(comparison: pd.DataFrame) -> str:
+    lines = ["| task | metric | full | best baseline | baseline | full − baseline | |", "|" + "---|" * 7]
+    lines += [f"| {row.task} | {row.metric} | {row.full:.1f} | {row.best_baseline:.1f} | {row.baseline} | "
+              f"{row.difference:+.1f} | {_ahead(row.difference)} |" for row in comparison.itertuples()]
+    return "\n".join(lines)
+
+
 def _markdown(frame: pd.DataFrame, std: pd.DataFrame | None = None) -> str:
     header = "| method | " + " | ".join(frame.columns) + " |"
     lines = [header, "|" + "---|" * (len(frame.columns) + 1)]
@@ -136,9 +188,10 @@ def _markdown(frame: pd.DataFrame, std: pd.DataFrame | None = None) -> str:
 
 def run_ablation(scores_csv: Path, tasks_dir: Path, finetune_dir: Path, tasks: list[str], seeds: list[int],
                  finetune_caps: int | None, out_csv: Path, out_std_csv: Path, out_intervals_csv: Path,
-                 out_md: Path) -> pd.DataFrame:
+                 out_md: Path, *, baselines_json: Path, out_baselines_csv: Path) -> pd.DataFrame:
     if not scores_csv.exists():
         raise UserError(f"{scores_csv} not found; run `gpt1 evaluate` first")
+    baselines = read_baselines(baselines_json, tasks)
     scores = pd.read_csv(scores_csv)
     specs = {task: TaskSpec.from_file(tasks_dir / task / "task.json") for task in tasks}
     mean, std = ablation_table(scores, specs)
@@ -154,6 +207,9 @@ def run_ablation(scores_csv: Path, tasks_dir: Path, finetune_dir: Path, tasks: l
     intervals = method_intervals(finetune_dir, specs, list(mean.index), seeds)
     with atomic_path(out_intervals_csv) as temporary:
         interval_frame(intervals).to_csv(temporary, index=False, float_format="%.2f")
+    comparison = against_baselines(mean, baselines, specs)
+    with atomic_path(out_baselines_csv) as temporary:
+        comparison.to_csv(temporary, index=False, float_format="%.2f")
     metric_names = ", ".join(f"{task}: {primary_metric(spec)}" for task, spec in specs.items())
     text = [
         "# Table 5, reproduced at the embedded default's scale",
@@ -179,9 +235,16 @@ def run_ablation(scores_csv: Path, tasks_dir: Path, finetune_dir: Path, tasks: l
         "",
         _interval_markdown(intervals, list(mean.columns)),
         "",
+        "## Against the non-neural baselines",
+        "",
+        "full's test score ×100 (mean over seeds, as above) against the best on the same metric of every baseline "
+        "`gpt1 baselines` ran (majority class, TF-IDF + logistic regression, TF-IDF cosine; deterministic, one run).",
+        "",
+        _baseline_markdown(comparison),
+        "",
         "## Findings",
         "",
-        *[f"- {sentence}" for sentence in findings(mean, intervals, train_sizes)],
+        *[f"- {sentence}" for sentence in [*findings(mean, intervals, train_sizes), baseline_finding(comparison)]],
         "",
     ]
     atomic_write_text(out_md, "\n".join(text))
@@ -192,38 +255,70 @@ def run_ablation(scores_csv: Path, tasks_dir: Path, finetune_dir: Path, tasks: l
 # --- Figure 2 left: layers transferred ------------------------------------------------------------
 
 
-def run_layer_transfer(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int], out_csv: Path,
-                       out_png: Path) -> pd.DataFrame:
-    """Collect results/layer_transfer/<task>/layers<k>/seed<s>/metrics.json into a table and a figure."""
+def _run_metrics(path: Path, advice: str) -> dict:
+    if not path.exists():
+        raise UserError(f"{path} not found; {advice}")
+    return json.loads(path.read_text())
+
+
+def _layer_transfer_rows(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int],
+                         all_layers: int) -> pd.DataFrame:
+    """One row per (task, k, seed, split); k = all_layers comes from the finetune stage's `full` run,
+    which is that point exactly (finetune._reinitialise_blocks keeps every block without drawing)."""
     rows = []
     for task in tasks:
-        for kept in layers:
-            for seed in seeds:
-                path = results_dir / "layer_transfer" / task / f"layers{kept}" / f"seed{seed}" / "metrics.json"
-                if not path.exists():
-                    raise UserError(f"{path} not found; run the layer_transfer stages first")
-                metrics = json.loads(path.read_text())
-                for split in ("dev", "test"):
-                    rows.append({"task": task, "layers": kept, "seed": seed, "split": split,
-                                 "accuracy": metrics[split]["accuracy"]})
-    frame = pd.DataFrame(rows)
+        for seed in seeds:
+            points = {kept: _run_metrics(results_dir / "layer_transfer" / task / f"layers{kept}" / f"seed{seed}" /
+                                         "metrics.json", "run the layer_transfer stages first") for kept in layers}
+            points[all_layers] = _run_metrics(results_dir / "finetune" / task / "full" / f"seed{seed}" / "metrics.json",
+                                              "run the finetune stage (variant full) first")
+            rows += [{"task": task, "layers": kept, "seed": seed, "split": split,
+                      "accuracy": metrics[split]["accuracy"]}
+                     for kept, metrics in points.items() for split in ("dev", "test")]
+    return pd.DataFrame(rows)
+
+
+def layer_transfer_trend(table: pd.DataFrame, all_layers: int) -> pd.DataFrame:
+    """Per task and split: all − none (mean accuracies; NaN without k = 0) and Spearman's ρ of mean vs k."""
+    from scipy.stats import spearmanr  # imported where needed: scipy adds a second to every stage's start
+
+    rows = []
+    for (task, split), group in table.groupby(["task", "split"]):
+        mean = group.set_index("layers")["mean"]
+        none = mean.get(0, float("nan"))
+        # constant accuracies (or one point) have no rank order: spearmanr returns NaN, which we write as such
+        rho, p_value = spearmanr(mean.index, mean.values) if mean.nunique() > 1 else (float("nan"), float("nan"))
+        rows.append({"task": task, "split": split, "all_minus_none": mean[all_layers] - none,
+                     "spearman_rho": rho, "spearman_p": p_value})
+    return pd.DataFrame(rows, columns=["task", "split", "all_minus_none", "spearman_rho", "spearman_p"])
+
+
+def run_layer_transfer(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int], all_layers: int,
+                       out_csv: Path, out_trend_csv: Path, out_png: Path) -> pd.DataFrame:
+    """Figure 2 (left): results/layer_transfer/<task>/layers<k>/seed<s> for k < all_layers and
+    results/finetune/<task>/full/seed<s> for k = all_layers, as a table, a trend table and a figure."""
+    frame = _layer_transfer_rows(results_dir, tasks, layers, seeds, all_layers)
     table = frame.groupby(["task", "split", "layers"])["accuracy"].agg(["mean", "std"]).reset_index()
-    table["std"] = table["std"].fillna(0.0)
+    table["std"] = table["std"].fillna(0.0)  # one seed: no spread
     with atomic_path(out_csv) as temporary:
         table.to_csv(temporary, index=False, float_format="%.4f")
-    _plot_layer_transfer(table, tasks, layers, out_png)
+    trend = layer_transfer_trend(table, all_layers)
+    with atomic_path(out_trend_csv) as temporary:
+        trend.to_csv(temporary, index=False, float_format="%.4f")
+    log.info("layer transfer trend:\n%s", trend.to_string())
+    _plot_layer_transfer(table, tasks, [*layers, all_layers], out_png)
     return table
 
 
 def _plot_layer_transfer(table: pd.DataFrame, tasks: list[str], layers: list[int], out_png: Path) -> None:
     figure, axes = plt.subplots(figsize=(5.5, 4), dpi=120)
-    for task in tasks:
-        for split, style in (("dev", "-"), ("test", "--")):
+    for index, task in enumerate(tasks):
+        for split, style in (("test", "-"), ("dev", "--")):
             rows = table[(table.task == task) & (table.split == split)]
             axes.errorbar(rows["layers"], rows["mean"] * 100, yerr=rows["std"] * 100, linestyle=style,
-                          marker="o", capsize=2, label=f"{task} ({split})")
+                          color=f"C{index}", marker="o", capsize=2, label=f"{task} ({split})")
     axes.set_xlabel("pretrained layers transferred")
-    axes.set_ylabel("accuracy (%)")
+    axes.set_ylabel("accuracy (%), mean ± std over seeds")
     axes.set_xticks(sorted(layers))
     axes.set_title("Layers transferred (cf. GPT-1 Figure 2, left)")
     axes.grid(alpha=0.3)

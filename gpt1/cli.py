@@ -46,17 +46,23 @@ def _pretrain(args, params) -> None:
     pretrain.run(params, args.model)
 
 
+def _seeds(args, configured: list[int]) -> list[int]:
+    """The configured seeds (what the DAG runs, in one process), or the one `--seed` names for a one-off run."""
+    return configured if args.seed is None else [args.seed]
+
+
 def _finetune(args, params) -> None:
     from gpt1 import finetune
 
-    finetune.run(params, args.task, args.variant, args.seed)
+    finetune.run_seeds(params, args.task, args.variant, _seeds(args, params.finetune.seeds))
 
 
 def _layer_transfer(args, params) -> None:
     from gpt1 import finetune
 
-    out = Path("results/layer_transfer") / args.task / f"layers{args.layers}" / f"seed{args.seed}"
-    finetune.run(params, args.task, "full", args.seed, out_dir=out, transfer_layers=args.layers)
+    out = Path("results/layer_transfer") / args.task / f"layers{args.layers}"
+    finetune.run_seeds(params, args.task, "full", _seeds(args, params.analysis.layer_transfer_seeds), out_root=out,
+                       transfer_layers=args.layers)
 
 
 def _baselines(args, params) -> None:
@@ -83,15 +89,17 @@ def _ablation(args, params) -> None:
     analysis.run_ablation(Path("results/scores.csv"), Path("data/tasks"), Path("results/finetune"), params.data.tasks,
                           params.finetune.seeds, params.finetune.max_train_examples, Path("results/ablation.csv"),
                           Path("results/ablation_std.csv"), Path("results/ablation_intervals.csv"),
-                          Path("results/ablation.md"))
+                          Path("results/ablation.md"), baselines_json=Path("results/baselines.json"),
+                          out_baselines_csv=Path("results/ablation_baselines.csv"))
 
 
 def _layer_figure(args, params) -> None:
     from gpt1 import analysis
 
-    analysis.run_layer_transfer(Path("results"), params.analysis.layer_transfer_tasks,
-                                params.analysis.layer_transfer_layers, params.analysis.layer_transfer_seeds,
-                                Path("results/layer_transfer.csv"), Path("results/layer_transfer.png"))
+    settings = params.analysis
+    analysis.run_layer_transfer(Path("results"), settings.layer_transfer_tasks, settings.layer_transfer_layers,
+                                settings.layer_transfer_seeds, params.model.n_layer, Path("results/layer_transfer.csv"),
+                                Path("results/layer_transfer_trend.csv"), Path("results/layer_transfer.png"))
 
 
 def _benchmark(args, params) -> None:
@@ -116,13 +124,13 @@ STAGES = {
     "bpe": (_bpe, "train GPT-1's BPE on the training corpus"),
     "tokenize": (_tokenize, "encode the corpus splits to memory-mappable token arrays"),
     "pretrain": (_pretrain, "pretrain the Transformer or the LSTM language model (resumes after interruption)"),
-    "finetune": (_finetune, "fine-tune one (task, variant, seed) with the paper's input transformations"),
-    "layer-transfer": (_layer_transfer, "fine-tune with only the first k pretrained blocks transferred"),
+    "finetune": (_finetune, "fine-tune one (task, variant), every seed, with the paper's input transformations"),
+    "layer-transfer": (_layer_transfer, "fine-tune with only the first k pretrained blocks transferred, every seed"),
     "baselines": (_baselines, "majority-class and TF-IDF + logistic regression baselines"),
     "evaluate": (_evaluate, "gather every test metric into results/scores.csv and results/metrics.json"),
     "zeroshot": (_zeroshot, "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)"),
-    "ablation": (_ablation, "Table 5: results/ablation.csv and results/ablation.md"),
-    "layer-figure": (_layer_figure, "Figure 2 (left): results/layer_transfer.csv and .png"),
+    "ablation": (_ablation, "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md"),
+    "layer-figure": (_layer_figure, "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png"),
     "benchmark": (_benchmark, "training throughput of our model vs transformers' OpenAIGPTLMHeadModel"),
     "import-weights": (_import_weights, "convert released GPT-1 weights (HF folder or OpenAI's npy files)"),
 }
@@ -132,10 +140,11 @@ def log_path(args) -> Path:
     """One log per job, so parallel jobs never share a file (the Snakefile's `log:` uses the same names)."""
     if args.stage == "pretrain":
         return LOG_DIR / "pretrain" / f"{args.model}.log"
-    if args.stage == "finetune":
-        return LOG_DIR / "finetune" / args.task / args.variant / f"seed{args.seed}.log"
-    if args.stage == "layer-transfer":
-        return LOG_DIR / "layer_transfer" / args.task / f"layers{args.layers}" / f"seed{args.seed}.log"
+    if args.stage in ("finetune", "layer-transfer"):
+        run = (LOG_DIR / "finetune" / args.task / args.variant if args.stage == "finetune"
+               else LOG_DIR / "layer_transfer" / args.task / f"layers{args.layers}")
+        # A one-off `--seed` run gets its own file, so it never overwrites the log of the stage's run.
+        return run.with_name(f"{run.name}.log") if args.seed is None else run / f"seed{args.seed}.log"
     return LOG_DIR / f"{args.stage}.log"
 
 
@@ -159,7 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["pretrain"].add_argument("--model", choices=["transformer", "lstm"], required=True)
     for name in ("finetune", "layer-transfer"):
         parsers[name].add_argument("--task", required=True, help="a task of data.tasks")
-        parsers[name].add_argument("--seed", type=int, required=True)
+        parsers[name].add_argument("--seed", type=int, default=None,
+                                   help="run this seed only (default: every seed params.yaml lists)")
     parsers["finetune"].add_argument("--variant", choices=["full", "no_pretrain", "no_aux_lm", "lstm"], required=True)
     parsers["layer-transfer"].add_argument("--layers", type=int, required=True, help="pretrained blocks kept")
     bench = parsers["benchmark"]

@@ -115,6 +115,8 @@ class FinetuneParams(Section):
     variants: list[Literal["full", "no_pretrain", "no_aux_lm", "lstm"]] = Field(min_length=1)
     seeds: list[int] = Field(min_length=1)
     lr: float = Field(gt=0, lt=1)
+    no_pretrain_lr: Optional[float] = Field(default=None, gt=0, lt=1,
+                                            description="the no_pretrain variant's rate (None: finetune.lr)")
     batch_size: int = Field(ge=1)
     epochs: int = Field(ge=1)
     warmup_fraction: float = Field(ge=0, lt=1)
@@ -134,7 +136,9 @@ class AnalysisParams(Section):
     """Figure 2 (left): fine-tune with only the first k pretrained blocks transferred."""
 
     layer_transfer_tasks: list[str] = Field(min_length=1)
-    layer_transfer_layers: list[int] = Field(min_length=1, description="values of k, 0 ... model.n_layer")
+    layer_transfer_layers: list[int] = Field(
+        min_length=1, description="values of k the layer_transfer stage trains, 0 ... model.n_layer - 1; the "
+        "k = model.n_layer point is the finetune stage's `full` run")
     layer_transfer_seeds: list[int] = Field(min_length=1)
 
 
@@ -155,11 +159,24 @@ class Params(Section):
         for task in self.analysis.layer_transfer_tasks:
             if task not in self.data.tasks:
                 raise ValueError(f"analysis.layer_transfer_tasks: '{task}' is not one of data.tasks {self.data.tasks}")
-        too_deep = [k for k in self.analysis.layer_transfer_layers if not 0 <= k <= self.model.n_layer]
-        if too_deep:
-            raise ValueError(f"analysis.layer_transfer_layers: {too_deep} outside 0 ... model.n_layer "
-                             f"({self.model.n_layer})")
+        self._layer_transfer_reuses_full_runs()
         return self
+
+    def _layer_transfer_reuses_full_runs(self) -> None:
+        """Figure 2's all-blocks point is the finetune stage's `full` run, so it must exist and not be re-trained."""
+        analysis, depth = self.analysis, self.model.n_layer
+        if depth in analysis.layer_transfer_layers:
+            raise ValueError(f"analysis.layer_transfer_layers: remove {depth} (model.n_layer): the all-blocks point "
+                             "is read from the finetune stage's full runs (results/finetune/<task>/full/seed<s>)")
+        outside = [k for k in analysis.layer_transfer_layers if not 0 <= k < depth]
+        if outside:
+            raise ValueError(f"analysis.layer_transfer_layers: {outside} outside 0 ... {depth - 1} "
+                             f"(blocks kept, below model.n_layer = {depth})")
+        missing = [seed for seed in analysis.layer_transfer_seeds if seed not in self.finetune.seeds]
+        if missing or "full" not in self.finetune.variants:
+            raise ValueError(f"analysis.layer_transfer_seeds {analysis.layer_transfer_seeds} must be among "
+                             f"finetune.seeds {self.finetune.seeds}, and finetune.variants must include full: "
+                             "Figure 2 (left) reads its all-blocks point from those finetune runs")
 
 
 def _format_error(error: ValidationError, source: str) -> str:

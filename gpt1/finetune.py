@@ -1,15 +1,17 @@
-"""Stage `finetune`: one (task, variant, seed) run, as the paper fine-tunes (Section 3.2, 4.1).
+"""Stage `finetune`: every seed of one (task, variant), as the paper fine-tunes (Section 3.2, 4.1).
 
 AdamW (decay only on >= 2-D weights), linear warmup over `warmup_fraction` of the updates then linear
 decay to 0, gradient clipping, classifier dropout, L3 = L2 + λ·L1. Variants (Table 5):
 - `full`: pretrained Transformer, λ = lm_coef;   - `no_pretrain`: same sizes, random init, λ = lm_coef;
 - `no_aux_lm`: pretrained Transformer, λ = 0;     - `lstm`: pretrained LSTM, λ = lm_coef.
 `transfer_layers=k` (Figure 2, left) keeps the embeddings and the first k pretrained blocks and
-re-initialises the rest.
+re-initialises the rest; k = n_layer draws nothing and is byte for byte the `full` run.
 
 Determinism: the training subsample depends only on the project seed (every variant and seed sees the
 same examples, so seeds measure training randomness); the run's seed drives initialisation, dropout and
-batch order. Output files hold no timings (they go to the log), so a rerun writes identical bytes.
+batch order. Output files hold no timings (they go to the log), so a rerun writes identical bytes. The seeds
+of a stage share one process (imports, BPE and encoded examples are paid once); each writes exactly what a
+process of its own would.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import json
 import logging
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -42,6 +44,9 @@ log = logging.getLogger(__name__)
 
 VARIANTS = ("full", "no_pretrain", "no_aux_lm", "lstm")
 CHECKPOINT = "model.safetensors"
+# Evaluation keeps no activations for a backward pass, so it batches wider than training: fewer, larger
+# matrix products (sequences of similar length are batched together, so little of it is padding).
+EVAL_BATCH_SIZE = 64
 
 
 # --- models ---------------------------------------------------------------------------------------------
@@ -69,6 +74,10 @@ def _reinitialise_blocks(model: GPT1, keep: int) -> None:
     """Figure 2: keep embeddings and blocks [0, keep); blocks [keep, n_layer) get a fresh initialisation."""
     if not 0 <= keep <= model.config.n_layer:
         raise UserError(f"transfer_layers {keep} is outside 0..{model.config.n_layer} (the model's layers)")
+    if keep == model.config.n_layer:
+        # Building a fresh model would draw from the global RNG and shift the head's init and dropout:
+        # keeping every block must be the `full` run exactly, which Figure 2 reuses as its k = n_layer point.
+        return
     fresh = GPT1(model.config)
     for index in range(keep, model.config.n_layer):
         model.h[index].load_state_dict(fresh.h[index].state_dict())
@@ -117,14 +126,21 @@ def _batches(count: int, size: int, generator: torch.Generator) -> list[list[int
     return [order[start:start + size] for start in range(0, count, size)]
 
 
+def learning_rate(params: Params, variant: str) -> float:
+    """The randomly initialised Transformer gets its own rate, chosen on dev like `lr`, so that Table 5 compares
+    each variant at its best rather than at a rate tuned for pretrained weights."""
+    settings = params.finetune
+    return settings.no_pretrain_lr if variant == "no_pretrain" and settings.no_pretrain_lr else settings.lr
+
+
 def train(task_model: TaskModel, examples: Sequence[EncodedExample], params: Params, lm_coef: float,
-          seed: int, device: torch.device) -> list[dict[str, float]]:
-    """Fine-tune in place; returns mean losses per epoch (L3, L2, L1) for the model card."""
+          seed: int, device: torch.device, lr: float | None = None) -> list[dict[str, float]]:
+    """Fine-tune in place at `lr` (default finetune.lr); returns mean losses per epoch (L3, L2, L1)."""
     settings = params.finetune
     per_epoch = math.ceil(len(examples) / settings.batch_size)
     total = per_epoch * settings.epochs
     warmup = math.ceil(settings.warmup_fraction * total)
-    optimizer = torch.optim.AdamW(task_model.parameter_groups(settings.weight_decay), lr=settings.lr,
+    optimizer = torch.optim.AdamW(task_model.parameter_groups(settings.weight_decay), lr=lr or settings.lr,
                                   betas=(0.9, 0.999), eps=1e-8, fused=True)  # CPU: 1.5x faster than foreach
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, total, warmup))
     generator = torch.Generator().manual_seed(seed)
@@ -216,14 +232,23 @@ def _target(spec: TaskSpec) -> str:
     return "a regression score" if spec.is_regression else f"labels {list(spec.labels)}"
 
 
+def _reproduce(card: RunCard) -> str:
+    """A command that re-runs this seed alone (the CLI transfers layers into `full` only; else the API)."""
+    if card.transfer_layers is None:
+        return f"`gpt1 finetune --task {card.task} --variant {card.variant} --seed {card.seed}`"
+    if card.variant == "full":
+        return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
+    return (f"`gpt1.finetune.run(params, {card.task!r}, {card.variant!r}, {card.seed}, "
+            f"transfer_layers={card.transfer_layers})`")
+
+
 def model_card(card: RunCard, params: Params, data: TaskData) -> str:
     """What the run did, in Markdown; deterministic (no dates, no timings, no host names)."""
     spec = data.spec
     transfer = "all" if card.transfer_layers is None else f"embeddings + first {card.transfer_layers} blocks"
     lines = [
         f"# Fine-tuning run: {card.task} / {card.variant} / seed {card.seed}", "",
-        f"Reproduce: `gpt1 finetune --task {card.task} --variant {card.variant} --seed {card.seed}`"
-        + ("" if card.transfer_layers is None else f" with transfer_layers={card.transfer_layers}"), "",
+        f"Reproduce: {_reproduce(card)}", "",
         "## Task",
         f"- family: {spec.family}; target: {_target(spec)}; metrics: {list(spec.metrics)}",
         f"- stands for: {spec.stands_for or '-'} (source: {spec.source})", "",
@@ -257,50 +282,122 @@ def default_out_dir(task: str, variant: str, seed: int, transfer_layers: int | N
     return Path("results/finetune") / task / name / f"seed{seed}"
 
 
+@dataclass
+class Prepared:
+    """What every seed of a task shares, loaded once per process: seeds differ in the starting model,
+    dropout and batch order only, never in the examples or their tokens."""
+    params: Params
+    task: str
+    data: TaskData
+    bpe: Gpt1Bpe
+    device: torch.device
+    tasks_dir: Path
+    pretrain_dir: Path
+    _encoded: dict[int, dict[str, list[EncodedExample]]] = field(default_factory=dict, repr=False)
+
+    def encoded(self, n_ctx: int) -> dict[str, list[EncodedExample]]:
+        """The splits as token sequences, encoded on first use: n_ctx comes from the starting model (the
+        same for every seed of a variant), and encoding draws no random numbers, so caching changes nothing."""
+        if n_ctx not in self._encoded:
+            self._encoded[n_ctx] = {
+                split: encode_examples(examples, self.data.spec, self.bpe, n_ctx,
+                                       where=f"{self.tasks_dir}/{self.task}/{split}.jsonl")
+                for split, examples in self.data.splits.items()}
+        return self._encoded[n_ctx]
+
+
+def prepare(params: Params, task: str, tasks_dir: Path = Path("data/tasks"), bpe_dir: Path = Path("data/bpe"),
+            pretrain_dir: Path = Path("data/pretrain")) -> Prepared:
+    return Prepared(params=params, task=task, data=load_task_data(params, task, tasks_dir), bpe=Gpt1Bpe.load(bpe_dir),
+                    device=resolve_device(params.finetune.device), tasks_dir=Path(tasks_dir),
+                    pretrain_dir=Path(pretrain_dir))
+
+
+def _evaluate(task_model: TaskModel, encoded: dict[str, list[EncodedExample]], prepared: Prepared):
+    """Predictions and scores on dev and test: ({split: {"metrics", "notes"}}, {split: rows})."""
+    settings = prepared.params.finetune
+    results, predictions = {}, {}
+    for split in ("dev", "test"):
+        outputs = predict(task_model, encoded[split], max(settings.batch_size, EVAL_BATCH_SIZE), prepared.device,
+                          settings.dtype)
+        predictions[split] = prediction_rows(outputs, encoded[split], task_model.regression)
+        scored = score(prepared.data.spec, [row["label"] for row in predictions[split]],
+                       [row["prediction"] for row in predictions[split]])
+        results[split] = {"metrics": scored.values, "notes": list(scored.notes)}
+    return results, predictions
+
+
+def _write(out_dir: Path, predictions: dict[str, list[dict]], metrics: dict, card: str,
+           task_model: TaskModel | None) -> None:
+    """The run's folder, whole or not at all (an interrupted multi-seed run leaves complete seeds only)."""
+    with atomic_directory(out_dir) as staging:
+        for split, rows in predictions.items():
+            (staging / f"predictions_{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+        (staging / "model_card.md").write_text(card)
+        if task_model is not None:
+            save_file({k: v.detach().cpu().contiguous() for k, v in task_model.state_dict().items()},
+                      str(staging / CHECKPOINT))
+
+
+def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfer_layers: int | None = None,
+             save_weights: bool = False) -> dict[str, dict[str, float]]:
+    """Fine-tune and evaluate one seed of a prepared task; writes what a process of its own would, byte for byte."""
+    params, data, device = prepared.params, prepared.data, prepared.device
+    started = time.perf_counter()
+    # Reseeding replaces all of the global generator's state (CPU and CUDA), so an earlier seed in the same
+    # process leaves nothing behind: init, dropout masks and the head draw from it; batch order from `seed`.
+    torch.manual_seed(seed)
+    model = language_model(params, variant, prepared.bpe.vocab_size, prepared.pretrain_dir, transfer_layers)
+    n_ctx = context_length(params, model)
+    task_model = TaskModel(model, data.spec, params.finetune.classifier_dropout).to(device)
+    encoded = prepared.encoded(n_ctx)
+    if task_model.regression:  # after encoding, which stops on an empty split
+        task_model.set_target_scale([example.label for example in encoded["train"]])
+    lm_coef = 0.0 if variant == "no_aux_lm" else params.finetune.lm_coef
+    lr = learning_rate(params, variant)
+    log.info("%s / %s / seed %d: %d train examples, λ = %g, lr %g, %d-token context", prepared.task, variant, seed,
+             len(encoded["train"]), lm_coef, lr, n_ctx)
+    built = time.perf_counter()
+    history = train(task_model, encoded["train"], params, lm_coef, seed, device, lr)
+    trained = time.perf_counter()
+    results, predictions = _evaluate(task_model, encoded, prepared)
+    metrics = {split: results[split]["metrics"] for split in results}
+    card = RunCard(task=prepared.task, variant=variant, seed=seed, lm_coef=lm_coef, transfer_layers=transfer_layers,
+                   n_ctx=n_ctx, model_kind=model.kind, model_config=asdict(model.config),
+                   parameters=sum(p.numel() for p in task_model.parameters()), history=history, results=results,
+                   saved_weights=save_weights, precision=precision.describe(device, params.finetune.dtype))
+    _write(Path(out_dir), predictions, metrics, model_card(card, params, data), task_model if save_weights else None)
+    log.info("%s / %s / seed %d: test %s; seconds: %.1f model (and encoding, first seed), %.1f training, "
+             "%.1f evaluating", prepared.task, variant, seed, metrics["test"], built - started, trained - built,
+             time.perf_counter() - trained)
+    return metrics
+
+
+def _seed_dir(out_root: Path | None, task: str, variant: str, seed: int, transfer_layers: int | None) -> Path:
+    if out_root is None:
+        return default_out_dir(task, variant, seed, transfer_layers)
+    return Path(out_root) / f"seed{seed}"
+
+
+def run_seeds(params: Params, task: str, variant: str, seeds: Sequence[int], tasks_dir: Path = Path("data/tasks"),
+              bpe_dir: Path = Path("data/bpe"), pretrain_dir: Path = Path("data/pretrain"),
+              out_root: Path | None = None, transfer_layers: int | None = None,
+              save_weights: bool = False) -> dict[int, dict[str, dict[str, float]]]:
+    """Every seed of one (task, variant) in this process: imports, the BPE and the encoded examples are paid
+    once. Seed S goes to out_root/seedS (default: results/finetune/T/V/seedS); returns {seed: metrics}."""
+    started = time.perf_counter()
+    prepared = prepare(params, task, tasks_dir, bpe_dir, pretrain_dir)
+    log.info("%s: task data and BPE files read in %.1f s; seeds %s", task, time.perf_counter() - started, list(seeds))
+    return {seed: run_seed(prepared, variant, seed, _seed_dir(out_root, task, variant, seed, transfer_layers),
+                           transfer_layers, save_weights)
+            for seed in seeds}
+
+
 def run(params: Params, task: str, variant: str, seed: int, tasks_dir: Path = Path("data/tasks"),
         bpe_dir: Path = Path("data/bpe"), pretrain_dir: Path = Path("data/pretrain"), out_dir: Path | None = None,
         transfer_layers: int | None = None, save_weights: bool = False) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one (task, variant, seed); returns {"dev": metrics, "test": metrics}."""
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir(task, variant, seed, transfer_layers)
-    started = time.perf_counter()
-    data = load_task_data(params, task, tasks_dir)
-    bpe = Gpt1Bpe.load(bpe_dir)
-    device = resolve_device(params.finetune.device)
-    torch.manual_seed(seed)
-    model = language_model(params, variant, bpe.vocab_size, pretrain_dir, transfer_layers)
-    n_ctx = context_length(params, model)
-    task_model = TaskModel(model, data.spec, params.finetune.classifier_dropout).to(device)
-    encoded = {split: encode_examples(examples, data.spec, bpe, n_ctx, where=f"{tasks_dir}/{task}/{split}.jsonl")
-               for split, examples in data.splits.items()}
-    if task_model.regression:  # after encoding, which stops on an empty split
-        task_model.set_target_scale([example.label for example in encoded["train"]])
-    lm_coef = 0.0 if variant == "no_aux_lm" else params.finetune.lm_coef
-    log.info("%s / %s / seed %d: %d train examples, λ = %g, %d-token context", task, variant, seed,
-             len(encoded["train"]), lm_coef, n_ctx)
-    prepared = time.perf_counter()
-    history = train(task_model, encoded["train"], params, lm_coef, seed, device)
-    trained = time.perf_counter()
-    results, predictions = {}, {}
-    for split in ("dev", "test"):
-        outputs = predict(task_model, encoded[split], params.finetune.batch_size, device, params.finetune.dtype)
-        predictions[split] = prediction_rows(outputs, encoded[split], task_model.regression)
-        scored = score(data.spec, [row["label"] for row in predictions[split]],
-                       [row["prediction"] for row in predictions[split]])
-        results[split] = {"metrics": scored.values, "notes": list(scored.notes)}
-    metrics = {split: results[split]["metrics"] for split in results}
-    with atomic_directory(out_dir) as staging:
-        for split, rows in predictions.items():
-            (staging / f"predictions_{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-        card = RunCard(task=task, variant=variant, seed=seed, lm_coef=lm_coef, transfer_layers=transfer_layers,
-                       n_ctx=n_ctx, model_kind=model.kind, model_config=asdict(model.config),
-                       parameters=sum(p.numel() for p in task_model.parameters()), history=history,
-                       results=results, saved_weights=save_weights,
-                       precision=precision.describe(device, params.finetune.dtype))
-        (staging / "model_card.md").write_text(model_card(card, params, data))
-        if save_weights:
-            save_file({k: v.detach().cpu().contiguous() for k, v in task_model.state_dict().items()},
-                      str(staging / CHECKPOINT))
-    log.info("%s / %s / seed %d: test %s; seconds: %.1f loading and encoding, %.1f training, %.1f evaluating",
-             task, variant, seed, metrics["test"], prepared - started, trained - prepared, time.perf_counter() - trained)
-    return metrics
+    prepared = prepare(params, task, tasks_dir, bpe_dir, pretrain_dir)
+    return run_seed(prepared, variant, seed, out_dir, transfer_layers, save_weights)

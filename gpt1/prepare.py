@@ -48,7 +48,7 @@ def prepare_tasks(params: Params, raw: Path, out: Path) -> dict[str, dict[str, l
             task = registry.TASKS[name]
             found = {split: [fix_example(e) for e in examples] for split, examples in task.load(raw).items()}
             splits = make_splits(found, name, params.seed, params.data.task_dev_fraction,
-                                 params.data.task_test_fraction)
+                                 params.data.task_test_fraction, task.carved_fractions)
             for split, examples in splits.items():
                 write_examples(staging / name / f"{split}.jsonl", examples)
             atomic_write_text(staging / name / "task.json", task.spec.to_json())
@@ -97,7 +97,19 @@ def clean_documents(documents: Iterable[str], banned: set[str], min_dedup_chars:
             yield " \n ".join(kept)  # GPT-1's standardised line break between paragraphs
 
 
-def prepare_corpus(params: Params, raw: Path, out: Path, banned: set[str]) -> dict:
+def task_train_documents(prepared: dict[str, dict[str, list[Example]]]) -> Iterator[str]:
+    """One document per training example of every selected task, its texts as paragraphs, its label dropped.
+
+    Only train rows: dev and test are never read here, and decontamination still removes any of their
+    sentences that a training row repeats (an SNLI premise shared with a dev pair, say). A multiple-choice
+    example gives its context and every candidate, so the text does not reveal which one is right."""
+    for splits in prepared.values():
+        for example in splits["train"]:
+            yield "\n\n".join(texts_of(example))
+
+
+def prepare_corpus(params: Params, raw: Path, out: Path, banned: set[str],
+                   prepared: dict[str, dict[str, list[Example]]] | None = None) -> dict:
     """Write data/corpus/{train,val}.jsonl (one document per line) and stats.json."""
     rng = random.Random(params.seed)
     seen: set[bytes] = set()
@@ -107,7 +119,8 @@ def prepare_corpus(params: Params, raw: Path, out: Path, banned: set[str]) -> di
         for name in params.data.corpus:
             counts: Counter = Counter()
             part = registry.CORPORA[name]
-            documents = tqdm(part.read(raw), desc=f"clean {name}", unit="doc", disable=None)
+            raw_documents = task_train_documents(prepared or {}) if part.from_task_train_splits else part.read(raw)
+            documents = tqdm(raw_documents, desc=f"clean {name}", unit="doc", disable=None)
             for document in clean_documents(documents, banned, params.data.min_dedup_chars, seen, counts):
                 is_val = rng.random() < params.data.corpus_val_fraction
                 (val if is_val else train).write(json.dumps({"part": name, "text": document}) + "\n")
@@ -136,4 +149,4 @@ def run(params: Params, raw: Path = Path("data/raw"), tasks_out: Path = Path("da
     prepared = prepare_tasks(params, raw, tasks_out)
     banned = evaluation_sentence_keys(prepared) | zero_shot_sentence_keys(raw)
     log.info("%d distinct dev/test sentences are kept out of the corpus", len(banned))
-    prepare_corpus(params, raw, corpus_out, banned)
+    prepare_corpus(params, raw, corpus_out, banned, prepared)

@@ -17,8 +17,12 @@ from gpt1.tasks import TaskDefinition
 class CorpusPart:
     name: str
     sources: tuple[str, ...]
-    read: Callable[[Path], Iterator[str]]  # data/raw -> raw documents
+    read: Callable[[Path], Iterator[str]] | None  # data/raw -> raw documents; None: the tasks' own train text
     description: str
+
+    @property
+    def from_task_train_splits(self) -> bool:
+        return self.read is None
 
 
 CORPORA: dict[str, CorpusPart] = {
@@ -35,14 +39,16 @@ CORPORA: dict[str, CorpusPart] = {
                    "Lee background corpus: 300 Australian news documents"),
         CorpusPart("books", ("books",), paper_tasks.load_books,
                    "paper profile: a BooksCorpus-style folder of .txt books (data.local_paths.books)"),
+        CorpusPart("task_train_text", (), None,
+                   "the texts of the selected tasks' training splits, labels dropped (in-domain unlabelled text)"),
     ]
 }
 
 
-def _task(name, family, labels, metrics, sources, load, stands_for):
+def _task(name, family, labels, metrics, sources, load, stands_for, carved_fractions=None):
     spec = TaskSpec(name=name, family=family, labels=labels, metrics=metrics, source=",".join(sources),
                     stands_for=stands_for)
-    return TaskDefinition(spec=spec, sources=sources, load=load)
+    return TaskDefinition(spec=spec, sources=sources, load=load, carved_fractions=carved_fractions)
 
 
 EMBEDDED_TASKS: dict[str, TaskDefinition] = {
@@ -59,7 +65,8 @@ EMBEDDED_TASKS: dict[str, TaskDefinition] = {
         _task("sts_b", "similarity", (), ("pearson", "spearman"), ("sts_benchmark",),
               embedded.load_sts_benchmark, "STS-B (the STS benchmark itself: its train, dev and test pairs)"),
         _task("social_iqa", "multiple_choice", (), ("accuracy",), ("bigbench",),
-              embedded.load_social_iqa, "RACE / Story Cloze (context + question, 3 candidate answers)"),
+              embedded.load_social_iqa, "RACE / Story Cloze (context + question, 3 candidate answers)",
+              carved_fractions={"test": 0.512, "dev": 0.1024}),  # of its 1,954 rows: 1,000 test, 200 dev, 754 train
     ]
 }
 

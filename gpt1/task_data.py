@@ -22,8 +22,8 @@ class TaskData:
 
 
 def load_task_data(params: Params, task: str, tasks_dir: Path = Path("data/tasks")) -> TaskData:
-    """A task's checked splits, cut to `finetune.max_train_examples` (a seeded sample) and
-    `finetune.max_eval_examples` (the first rows of dev and test)."""
+    """A task's checked splits, cut to `finetune.max_train_examples` and `finetune.max_eval_examples`
+    (seeded samples of train, and of dev and test)."""
     folder = Path(tasks_dir) / task
     if not (folder / "task.json").is_file():
         raise UserError(f"{folder / 'task.json'} not found; run `gpt1 prepare` with '{task}' in data.tasks")
@@ -42,7 +42,16 @@ def load_task_data(params: Params, task: str, tasks_dir: Path = Path("data/tasks
         chosen = random.Random(f"{params.seed}-{task}-train").sample(range(len(splits["train"])),
                                                                      settings.max_train_examples)
         splits["train"] = [splits["train"][i] for i in sorted(chosen)]
-    if settings.max_eval_examples is not None:
-        for split in ("dev", "test"):
-            splits[split] = splits[split][: settings.max_eval_examples]
+    for split in ("dev", "test"):
+        splits[split] = evaluation_subset(splits[split], settings.max_eval_examples, params.seed, task, split)
     return TaskData(spec=spec, splits=splits, full_sizes=full_sizes)
+
+
+def evaluation_subset(examples: list[Example], limit: int | None, seed: int, task: str, split: str) -> list[Example]:
+    """At most `limit` rows of a dev/test split: a seeded sample kept in file order. Not the first rows:
+    files are often sorted (STS-B's dev and test by genre: captions, then forums, then news), and the
+    first rows would stand for one genre only."""
+    if limit is None or len(examples) <= limit:
+        return examples
+    chosen = random.Random(f"{seed}-{task}-{split}").sample(range(len(examples)), limit)
+    return [examples[i] for i in sorted(chosen)]

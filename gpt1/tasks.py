@@ -23,11 +23,15 @@ class TaskDefinition:
     spec: TaskSpec
     sources: tuple[str, ...]  # names of the sources (catalogue entries) whose files `load` reads
     load: Loader  # data/raw -> labelled splits found upstream ("train" required; "dev", "test" optional)
+    # Shares of train to carve for a missing dev/test split instead of data.task_*_fraction, so that a
+    # small task still gets a test set large enough for a useful interval (about ±3 points at 1,000 rows).
+    carved_fractions: dict[str, float] | None = None
 
 
 def make_splits(found: dict[str, list[Example]], task: str, seed: int, dev_fraction: float,
-                test_fraction: float) -> dict[str, list[Example]]:
-    """Fill in missing dev/test splits deterministically from train (seeded shuffle, then slice)."""
+                test_fraction: float, fractions: dict[str, float] | None = None) -> dict[str, list[Example]]:
+    """Fill in missing dev/test splits deterministically from train (seeded shuffle, then slice); a task's
+    own `fractions` override dev_fraction and test_fraction."""
     if not found.get("train"):
         raise UserError(f"task '{task}': the training split is empty; check its source files in data/raw")
     splits = {name: list(examples) for name, examples in found.items() if examples}
@@ -36,7 +40,7 @@ def make_splits(found: dict[str, list[Example]], task: str, seed: int, dev_fract
     train = splits["train"]
     random.Random(f"{seed}-{task}").shuffle(train)
     wanted = [name for name in ("test", "dev") if name not in splits]
-    fractions = {"test": test_fraction, "dev": dev_fraction}
+    fractions = {"test": test_fraction, "dev": dev_fraction, **(fractions or {})}
     for name in wanted:
         size = max(1, round(len(found["train"]) * fractions[name]))
         if size >= len(train):

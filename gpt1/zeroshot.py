@@ -7,6 +7,9 @@ probable:
 - sentiment (`rt_polarity`, the paper's SST-2): append " very" to the review and compare the probability of
   the label words ("negative", "positive") as the next word. A word split into several BPE tokens scores
   the product of its token probabilities (the sum of their log-probabilities).
+- calibrated sentiment (`rt_polarity_pmi`): the same, but each label word's log-probability minus its
+  log-probability after " very" alone (domain-conditional PMI, Holtzman et al. 2021, "Surface Form
+  Competition"), so a model that simply prefers one label word everywhere gains nothing from it.
 - acceptability (BIG-bench's Linzen et al. 2016 subject-verb agreement minimal pairs, 499 usable of 500,
   standing for CoLA): the sentence with the higher average token log-probability wins. The paper
   thresholded CoLA's average log-probability; our pairs differ in one verb only, so the pairwise comparison
@@ -14,26 +17,35 @@ probable:
 - multiple choice (`social_iqa`, the paper's RACE): the answer with the highest average token log-probability
   given the context (context + " " + answer; only the answer's tokens are scored).
 - Winograd (DPRD) is skipped: none of the files we download holds Winograd-style pronoun data.
+A heuristic whose task is absent (not in data.tasks) is skipped with a warning.
 
 Every text starts a new document, as in pretraining: it is preceded by the corpus' document separator
 (GPT-1's line-break token). A tie counts as wrong, so an untrained model that scores every candidate alike
-gets 0, never a lucky 1. Scores are normalised between chance (0) and our best fine-tuned test accuracy on
-the same task (1), as the paper normalised between chance and the state of the art; agreement has no
-fine-tuned counterpart in our table and is normalised by a perfect score of 1.0.
+gets 0, never a lucky 1.
+
+The figure plots RAW test accuracy, one panel per heuristic, with its chance level dashed and a 95 %
+binomial band, because a reader can judge "above chance, and by more than the noise" at a glance. The paper
+normalised between chance and the state of the art; we first normalised by our best fine-tuned score, but at
+our scale that score is barely above chance, so the ratio swung past 1 and below -0.9 and meant nothing.
+Whether a heuristic rises over pretraining is decided, not eyeballed: results/zero_shot_trend.csv compares
+the last checkpoint with the first (a z-test on the two binomial accuracies) and asks for a monotone trend
+(Spearman's rho with the step).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
+from scipy.stats import spearmanr
 from tqdm import tqdm
 
 from gpt1.atomic import atomic_path, atomic_write_text
@@ -41,6 +53,7 @@ from gpt1.bpe import END_OF_WORD, Gpt1Bpe
 from gpt1.config import Params
 from gpt1.errors import UserError
 from gpt1.model import load_model
+from gpt1.task_data import evaluation_subset
 from gpt1.records import ClassificationExample, MultipleChoiceExample, TaskSpec, read_examples
 from gpt1.embedded import AGREEMENT_FILE, read_agreement
 
@@ -51,7 +64,14 @@ MODEL_NAMES = {"transformer": "Transformer", "lstm": "LSTM"}
 SENTIMENT_TASK = "rt_polarity"
 CHOICE_TASK = "social_iqa"
 AGREEMENT_TASK = "agreement"
-COLUMNS = ["model", "step", "task", "examples", "score", "chance", "normaliser", "normaliser_source", "normalised"]
+PMI_SUFFIX = "_pmi"
+COLUMNS = ["model", "step", "task", "examples", "score", "chance", "se"]
+TREND_COLUMNS = ["model", "task", "first_step", "last_step", "first", "last", "difference", "se", "z", "spearman",
+                 "rises"]
+Z_95 = 1.96
+MIN_SPEARMAN = 0.7  # a rise must also be a trend, not one lucky last checkpoint
+PANEL_INCHES = (3.0, 3.2)  # (width, height) of one heuristic's panel
+DPI = 100
 _STEP_FILE = re.compile(r"step_(\d+)\.safetensors")
 
 
@@ -74,6 +94,8 @@ class ZeroShotTask:
     average: bool  # score = mean token log-prob of the continuation (True) or its sum (False)
     candidates: tuple[tuple[Candidate, ...], ...]  # per example, its candidates
     labels: tuple[int, ...]  # per example, the index of the right candidate
+    # Per candidate index, a context-free version whose score is subtracted from every example's (PMI).
+    unconditional: tuple[Candidate, ...] = ()
 
 
 def document_start(bpe: Gpt1Bpe) -> tuple[int, ...]:
@@ -91,13 +113,19 @@ def _candidate(context: Sequence[int], continuation: Sequence[int]) -> Candidate
 
 
 def sentiment_task(examples: Sequence[ClassificationExample], label_words: Sequence[str], bpe: Gpt1Bpe,
-                   name: str = SENTIMENT_TASK, stands_for: str = "SST-2") -> ZeroShotTask:
+                   name: str = SENTIMENT_TASK, stands_for: str = "SST-2", calibrated: bool = False) -> ZeroShotTask:
+    """The " very" heuristic; `calibrated` subtracts log P(word | " very") to undo a model's prior for one word."""
     start = document_start(bpe)
     words = [tuple(bpe.encode(word)) for word in label_words]
     contexts = bpe.encode_many([example.text + " very" for example in examples])
     candidates = tuple(tuple(_candidate(start + tuple(ids), word) for word in words) for ids in contexts)
+    # The same few candidates for every example, so they are scored once, not once per review.
+    very = start + tuple(bpe.encode("very"))
+    unconditional = tuple(_candidate(very, word) for word in words) if calibrated else ()
+    if calibrated:
+        name, stands_for = name + PMI_SUFFIX, stands_for + ", PMI"
     return ZeroShotTask(name, stands_for, chance=1 / len(words), average=False, candidates=candidates,
-                        labels=tuple(int(example.label) for example in examples))
+                        labels=tuple(int(example.label) for example in examples), unconditional=unconditional)
 
 
 def choice_task(examples: Sequence[MultipleChoiceExample], bpe: Gpt1Bpe, name: str = CHOICE_TASK,
@@ -126,27 +154,50 @@ def agreement_task(pairs: Sequence[tuple[str, str]], bpe: Gpt1Bpe) -> ZeroShotTa
                         labels=(0,) * len(pairs))
 
 
-def _test_examples(tasks_dir: Path, task: str, limit: int | None) -> tuple[TaskSpec, list]:
+def _test_examples(tasks_dir: Path, task: str, limit: int | None, seed: int) -> tuple[TaskSpec, list]:
     folder = tasks_dir / task
     if not (folder / "task.json").is_file() or not (folder / "test.jsonl").is_file():
         raise UserError(f"{folder} has no task.json/test.jsonl; add {task} to data.tasks and run `gpt1 prepare`")
     spec = TaskSpec.from_file(folder / "task.json")
-    return spec, read_examples(folder / "test.jsonl", spec.family)[:limit]
+    # The same test rows as fine-tuning evaluates (a seeded sample), so the two can be compared.
+    return spec, evaluation_subset(read_examples(folder / "test.jsonl", spec.family), limit, seed, task, "test")
 
 
-def load_tasks(bpe: Gpt1Bpe, tasks_dir: Path, raw_dir: Path, limit: int | None) -> list[ZeroShotTask]:
-    """The three heuristics' tasks, the first `limit` test examples (pairs) of each."""
-    spec, examples = _test_examples(tasks_dir, SENTIMENT_TASK, limit)
+def _sentiment_tasks(bpe: Gpt1Bpe, tasks_dir: Path, limit: int | None, seed: int) -> list[ZeroShotTask]:
+    spec, examples = _test_examples(tasks_dir, SENTIMENT_TASK, limit, seed)
     if spec.family != "classification" or len(spec.labels) != 2:
         raise UserError(f"{SENTIMENT_TASK}: the 'very' heuristic needs two label words, got {spec.labels}")
-    sentiment = sentiment_task(examples, spec.labels, bpe)
-    spec, examples = _test_examples(tasks_dir, CHOICE_TASK, limit)
+    return [sentiment_task(examples, spec.labels, bpe, calibrated=calibrated) for calibrated in (False, True)]
+
+
+def _choice_tasks(bpe: Gpt1Bpe, tasks_dir: Path, limit: int | None, seed: int) -> list[ZeroShotTask]:
+    spec, examples = _test_examples(tasks_dir, CHOICE_TASK, limit, seed)
     if spec.family != "multiple_choice":
         raise UserError(f"{CHOICE_TASK}: expected a multiple_choice task, got {spec.family}")
-    choice = choice_task(examples, bpe)
-    agreement = agreement_task(read_agreement(raw_dir / AGREEMENT_FILE, limit), bpe)
-    log.info("zero-shot tasks: %s", ", ".join(f"{t.name} ({len(t.labels)})" for t in (sentiment, agreement, choice)))
-    return [sentiment, agreement, choice]
+    return [choice_task(examples, bpe)]
+
+
+def load_tasks(bpe: Gpt1Bpe, tasks_dir: Path, raw_dir: Path, limit: int | None, seed: int = 0) -> list[ZeroShotTask]:
+    """The heuristics' tasks on at most `limit` test examples each (the rows fine-tuning evaluates; the first
+    `limit` agreement pairs). A heuristic whose data is absent
+    is skipped with a warning, so that a profile without, say, rt_polarity still runs the others."""
+    sources: list[tuple[str, Path, Callable[[], list[ZeroShotTask]]]] = [
+        (SENTIMENT_TASK, tasks_dir / SENTIMENT_TASK / "task.json", lambda: _sentiment_tasks(bpe, tasks_dir, limit, seed)),
+        (AGREEMENT_TASK, raw_dir / AGREEMENT_FILE,
+         lambda: [agreement_task(read_agreement(raw_dir / AGREEMENT_FILE, limit), bpe)]),
+        (CHOICE_TASK, tasks_dir / CHOICE_TASK / "task.json", lambda: _choice_tasks(bpe, tasks_dir, limit, seed)),
+    ]
+    tasks = []
+    for name, needed, load in sources:
+        if needed.is_file():
+            tasks += load()
+        else:
+            log.warning("zero-shot: skipping the %s heuristic, %s is missing", name, needed)
+    if not tasks:
+        raise UserError(f"no zero-shot heuristic has its data: add {SENTIMENT_TASK} or {CHOICE_TASK} to data.tasks "
+                        "and run `gpt1 prepare`, or run `gpt1 download` for the agreement pairs")
+    log.info("zero-shot tasks: %s", ", ".join(f"{t.name} ({len(t.labels)})" for t in tasks))
+    return tasks
 
 
 # --- scoring -------------------------------------------------------------------------------------------
@@ -193,9 +244,23 @@ def score_candidates(model, candidates: Sequence[Candidate], max_positions: int,
     return result
 
 
-def accuracy(task: ZeroShotTask, summed: np.ndarray) -> float:
-    """`summed` from score_candidates over the task's flattened candidates; a tie counts as wrong."""
+def task_candidates(task: ZeroShotTask) -> list[Candidate]:
+    """Every candidate the task scores, flattened: each example's, then the unconditional ones."""
+    return [candidate for candidates in task.candidates for candidate in candidates] + list(task.unconditional)
+
+
+def candidate_scores(task: ZeroShotTask, summed: np.ndarray) -> np.ndarray:
+    """One score per example candidate (flattened), from score_candidates over task_candidates(task)."""
     scores = summed[:, 0] / summed[:, 1] if task.average else summed[:, 0]
+    if not task.unconditional:
+        return scores
+    baseline = scores[-len(task.unconditional):]
+    return scores[:-len(task.unconditional)] - np.tile(baseline, len(task.candidates))
+
+
+def accuracy(task: ZeroShotTask, summed: np.ndarray) -> float:
+    """`summed` from score_candidates over task_candidates(task); a tie counts as wrong."""
+    scores = candidate_scores(task, summed)
     right, position = 0, 0
     for candidates, label in zip(task.candidates, task.labels):
         mine = scores[position:position + len(candidates)]
@@ -205,12 +270,21 @@ def accuracy(task: ZeroShotTask, summed: np.ndarray) -> float:
     return right / len(task.labels)
 
 
+def evaluate_many(model, tasks: Sequence[ZeroShotTask], max_positions: int, batch_size: int = 64,
+                  device="cpu") -> list[float]:
+    """Each task's accuracy; a candidate several tasks share (the exact and PMI sentiment) is scored once."""
+    flat = [task_candidates(task) for task in tasks]
+    unique = list(dict.fromkeys(candidate for candidates in flat for candidate in candidates))
+    summed = score_candidates(model, unique, max_positions, batch_size, device)
+    row = {candidate: index for index, candidate in enumerate(unique)}
+    return [accuracy(task, summed[[row[c] for c in candidates]]) for task, candidates in zip(tasks, flat)]
+
+
 def evaluate(model, task: ZeroShotTask, max_positions: int, batch_size: int = 64, device="cpu") -> float:
-    flat = [candidate for candidates in task.candidates for candidate in candidates]
-    return accuracy(task, score_candidates(model, flat, max_positions, batch_size, device))
+    return evaluate_many(model, [task], max_positions, batch_size, device)[0]
 
 
-# --- checkpoints and normalisation ------------------------------------------------------------------
+# --- checkpoints -----------------------------------------------------------------------------------------
 
 
 def find_checkpoints(pretrain_dir: Path, kind: str, final_step: int) -> list[tuple[int, Path]]:
@@ -228,41 +302,6 @@ def find_checkpoints(pretrain_dir: Path, kind: str, final_step: int) -> list[tup
     return sorted(found.items())
 
 
-def best_finetuned(scores_csv: Path | None, task: str) -> tuple[float, str] | None:
-    """(best over variants of the mean over seeds of the test accuracy, its variant), or None if absent."""
-    if scores_csv is None or not Path(scores_csv).is_file():
-        return None
-    table = pd.read_csv(scores_csv)
-    missing = {"task", "variant", "seed", "metric", "value"} - set(table.columns)
-    if missing:
-        raise UserError(f"{scores_csv} lacks the column(s) {sorted(missing)}; re-run `gpt1 evaluate`")
-    rows = table[(table["task"] == task) & (table["metric"] == "accuracy")]
-    if "split" in rows.columns:
-        rows = rows[rows["split"] == "test"]
-    if rows.empty:
-        return None
-    means = rows.groupby("variant")["value"].mean().sort_index()
-    return float(means.max()), str(means.idxmax())
-
-
-def normaliser_for(task: ZeroShotTask, scores_csv: Path | None) -> tuple[float, str]:
-    """(the score that counts as 1, where it comes from)."""
-    if task.name == AGREEMENT_TASK:
-        return 1.0, "perfect (no fine-tuned agreement task in our table)"
-    best = best_finetuned(scores_csv, task.name)
-    if best is None:
-        return 1.0, f"perfect (no fine-tuned {task.name} accuracy: {scores_csv} missing or without it)"
-    value, variant = best
-    if value <= task.chance:
-        return 1.0, f"perfect (best fine-tuned {value:.4f} is not above chance)"
-    return value, f"best fine-tuned test accuracy ({variant}, mean over seeds)"
-
-
-def normalise(score: float, chance: float, normaliser: float) -> float:
-    """0 at chance, 1 at the normaliser (may leave [0, 1]: below chance, or above the fine-tuned model)."""
-    return (score - chance) / (normaliser - chance)
-
-
 # --- the stage ---------------------------------------------------------------------------------------
 
 
@@ -270,54 +309,85 @@ def _device(choice: str) -> str:
     return "cuda" if choice == "auto" and torch.cuda.is_available() else ("cpu" if choice == "auto" else choice)
 
 
+def standard_error(accuracy: float | np.ndarray, examples: int | np.ndarray):
+    """The binomial standard error of an accuracy over `examples` independent examples."""
+    return np.sqrt(accuracy * (1 - accuracy) / examples)
+
+
 def evaluate_checkpoints(tasks: list[ZeroShotTask], checkpoints: dict[str, list[tuple[int, Path]]],
-                         max_positions: int, device: str, batch_size: int = 64) -> list[dict]:
+                         max_positions: int, device: str, batch_size: int = 64) -> pd.DataFrame:
     rows = []
     jobs = [(kind, step, path) for kind, found in checkpoints.items() for step, path in found]
     for kind, step, path in tqdm(jobs, desc="zero-shot", unit="checkpoint", disable=None):
         model = load_model(path, device)
         # The LSTM has no position limit; cut its inputs as the Transformer's, so both see the same text.
         limit = min(max_positions, getattr(model.config, "n_positions", max_positions))
-        for task in tasks:
-            score = evaluate(model, task, limit, batch_size, device)
+        for task, score in zip(tasks, evaluate_many(model, tasks, limit, batch_size, device)):
             rows.append({"model": kind, "step": step, "task": task.name, "examples": len(task.labels),
                          "score": score, "chance": task.chance})
             log.info("%s step %d %s: %.4f", kind, step, task.name, score)
-    return rows
-
-
-def write_table(rows: list[dict], tasks: list[ZeroShotTask], scores_csv: Path | None, out_csv: Path) -> pd.DataFrame:
-    normalisers = {task.name: normaliser_for(task, scores_csv) for task in tasks}
     table = pd.DataFrame(rows)
-    table["normaliser"] = table["task"].map(lambda name: normalisers[name][0])
-    table["normaliser_source"] = table["task"].map(lambda name: normalisers[name][1])
-    table["normalised"] = [normalise(s, c, n) for s, c, n in zip(table["score"], table["chance"], table["normaliser"])]
-    table = table[COLUMNS]
-    atomic_write_text(out_csv, table.to_csv(index=False, float_format="%.6f", lineterminator="\n"))
-    return table
+    table["se"] = standard_error(table["score"], table["examples"])
+    return table[COLUMNS]
+
+
+def trend_row(rows: pd.DataFrame) -> dict:
+    """Does one (model, heuristic) rise over pretraining? Last minus first checkpoint beyond 1.96 standard
+    errors (their binomial errors, independent), and a monotone trend over all checkpoints (Spearman)."""
+    rows = rows.sort_values("step")
+    first, last = rows.iloc[0], rows.iloc[-1]
+    difference = float(last["score"] - first["score"])
+    se = math.hypot(first["se"], last["se"])
+    z = difference / se if se > 0 else (math.copysign(math.inf, difference) if difference else 0.0)
+    # Undefined (NaN) for one checkpoint or a flat curve: then nothing rises.
+    spearman = float(spearmanr(rows["step"], rows["score"])[0]) if rows["score"].nunique() > 1 else math.nan
+    return {"first_step": int(first["step"]), "last_step": int(last["step"]), "first": float(first["score"]),
+            "last": float(last["score"]), "difference": difference, "se": se, "z": z, "spearman": spearman,
+            "rises": bool(difference > Z_95 * se and spearman >= MIN_SPEARMAN)}
+
+
+def trend(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, heuristic) of the score table: see trend_row."""
+    rows = [{"model": model, "task": task, **trend_row(group)}
+            for (model, task), group in table.groupby(["model", "task"], sort=False)]
+    result = pd.DataFrame(rows, columns=TREND_COLUMNS)
+    for row in result.itertuples():
+        log.info("%s %s: %.4f (step %d) -> %.4f (step %d), %+.4f +- %.4f, z %.2f, Spearman %.2f: %s",
+                 row.model, row.task, row.first, row.first_step, row.last, row.last_step, row.difference, row.se,
+                 row.z, row.spearman, "rises" if row.rises else "does not rise")
+    return result
+
+
+def _write_csv(table: pd.DataFrame, path: Path) -> None:
+    atomic_write_text(path, table.to_csv(index=False, float_format="%.6f", lineterminator="\n"))
 
 
 def plot(table: pd.DataFrame, tasks: list[ZeroShotTask], out_png: Path) -> None:
-    """Figure 2 (right): normalised zero-shot performance vs pretraining updates, Transformer solid, LSTM dashed."""
+    """Figure 2 (right): raw accuracy vs pretraining updates, one panel per heuristic, Transformer solid and
+    LSTM dashed, each with its 95 % binomial band, chance as a grey dashed line."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(6.4, 4.4), dpi=100)
-    colours = dict(zip([task.name for task in tasks], plt.rcParams["axes.prop_cycle"].by_key()["color"]))
-    stands_for = {task.name: task.stands_for for task in tasks}
+    width, height = PANEL_INCHES
+    figure, axes = plt.subplots(1, len(tasks), figsize=(width * len(tasks), height), dpi=DPI, squeeze=False)
+    colours = dict(zip(PRETRAINED_KINDS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     shown = table[table["step"] > 0]  # a log axis has no room for step 0
-    for (kind, task), rows in shown.groupby(["model", "task"], sort=False):
-        axes.plot(rows["step"], rows["normalised"], color=colours[task], marker="o", markersize=3,
-                  linestyle="-" if kind == "transformer" else "--",
-                  label=f"{task} ({stands_for[task]}), {MODEL_NAMES.get(kind, kind)}")
-    axes.set_xscale("log")
-    axes.axhline(0.0, color="grey", linewidth=0.5)
-    axes.set_xlabel("pretraining updates")
-    axes.set_ylabel("normalised zero-shot performance\n(0 = chance, 1 = best fine-tuned; agreement: 1 = perfect)")
-    axes.set_title("Zero-shot heuristics: Transformer (solid) vs LSTM (dashed)")
-    axes.legend(fontsize=7)
+    for axis, task in zip(axes[0], tasks):
+        for kind, rows in shown[shown["task"] == task.name].groupby("model", sort=False):
+            rows = rows.sort_values("step")
+            low, high = (rows["score"] - Z_95 * rows["se"]).clip(0, 1), (rows["score"] + Z_95 * rows["se"]).clip(0, 1)
+            colour = colours.get(kind)
+            axis.fill_between(rows["step"], 100 * low, 100 * high, color=colour, alpha=0.15, linewidth=0)
+            axis.plot(rows["step"], 100 * rows["score"], color=colour, marker="o", markersize=3,
+                      linestyle="-" if kind == "transformer" else "--", label=MODEL_NAMES.get(kind, kind))
+        axis.axhline(100 * task.chance, color="grey", linestyle="--", linewidth=0.8, label="chance")
+        axis.set_xscale("log")
+        axis.set_title(f"{task.name}\n({task.stands_for})", fontsize=9)
+        axis.set_xlabel("pretraining updates")
+    axes[0, 0].set_ylabel("zero-shot test accuracy (%)")
+    axes[0, 0].legend(fontsize=7)
     figure.tight_layout()
     with atomic_path(out_png) as temporary:
         figure.savefig(temporary, format="png", metadata={"Software": None})
@@ -327,14 +397,15 @@ def plot(table: pd.DataFrame, tasks: list[ZeroShotTask], out_png: Path) -> None:
 def run(params: Params, tasks_dir: Path = Path("data/tasks"), raw_dir: Path = Path("data/raw"),
         bpe_dir: Path = Path("data/bpe"), pretrain_dir: Path = Path("data/pretrain"),
         out_csv: Path = Path("results/zero_shot.csv"), out_png: Path = Path("results/zero_shot.png"),
-        finetuned_scores: Path | None = Path("results/scores.csv"), kinds: Sequence[str] = PRETRAINED_KINDS,
+        out_trend: Path = Path("results/zero_shot_trend.csv"), kinds: Sequence[str] = PRETRAINED_KINDS,
         batch_size: int = 64) -> pd.DataFrame:
     bpe = Gpt1Bpe.load(bpe_dir)
-    tasks = load_tasks(bpe, tasks_dir, raw_dir, params.finetune.max_eval_examples)
+    tasks = load_tasks(bpe, tasks_dir, raw_dir, params.finetune.max_eval_examples, params.seed)
     checkpoints = {kind: find_checkpoints(pretrain_dir, kind, params.pretrain.max_steps) for kind in kinds}
-    rows = evaluate_checkpoints(tasks, checkpoints, params.model.n_positions, _device(params.finetune.device),
-                                batch_size)
-    table = write_table(rows, tasks, finetuned_scores, out_csv)
+    table = evaluate_checkpoints(tasks, checkpoints, params.model.n_positions, _device(params.finetune.device),
+                                 batch_size)
+    _write_csv(table, out_csv)
+    _write_csv(trend(table), out_trend)
     plot(table, tasks, out_png)
-    log.info("wrote %s and %s", out_csv, out_png)
+    log.info("wrote %s, %s and %s", out_csv, out_trend, out_png)
     return table

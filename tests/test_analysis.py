@@ -13,6 +13,7 @@ SPECS = {
     "sent": TaskSpec("sent", "classification", ("neg", "pos"), ("accuracy",), "x", "SST-2"),
     "sim": TaskSpec("sim", "similarity", (), ("pearson", "spearman"), "x", "STS-B"),
 }
+ALL_SPECS = {**SPECS, "cola": TaskSpec("cola", "classification", ("bad", "good"), ("matthews",), "x", "CoLA")}
 
 
 def _scores(values):
@@ -20,7 +21,7 @@ def _scores(values):
     rows = []
     for variant, tasks in values.items():
         for task, per_seed in tasks.items():
-            metric = SPECS[task].metrics[0]
+            metric = ALL_SPECS[task].metrics[0]
             for seed, value in enumerate(per_seed, start=1):
                 rows.append({"task": task, "variant": variant, "seed": seed, "metric": metric, "value": value})
                 rows.append({"task": task, "variant": variant, "seed": seed, "metric": "other", "value": 0.0})
@@ -49,9 +50,10 @@ def _write_predictions(root, values):
                 for index in range(200):
                     label = index % 2
                     right = index < fraction * 200
-                    rows.append({"index": index, "label": label if task == "sent" else label / 2,
-                                 "prediction": (label if right else 1 - label) if task == "sent"
-                                 else (label / 2 if right else 0.25 + 0.001 * index)})
+                    regression = ALL_SPECS[task].is_regression
+                    rows.append({"index": index, "label": label / 2 if regression else label,
+                                 "prediction": (label / 2 if right else 0.25 + 0.001 * index) if regression
+                                 else (label if right else 1 - label)})
                 folder.joinpath("predictions_test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
@@ -68,18 +70,42 @@ def test_findings_are_computed_verdicts_with_intervals(tmp_path):
     assert "Architecture: Transformer − LSTM = -" in text[2] and "— reversed at 95 %" in text[2]
 
 
+def _baseline_entry(test, dev=None):
+    """One baseline as `gpt1 baselines` writes it: metrics per split (fractions) and notes."""
+    return {"dev": dev or test, "notes": [], "test": test}
+
+
+BASELINES_JSON = {  # the real layout: {task: {baseline: {"dev", "notes", "test"}}}
+    "cola": {"majority": _baseline_entry({"matthews": 0.0}),
+             "tfidf_logreg": _baseline_entry({"matthews": 0.1})},
+    "sent": {"majority": _baseline_entry({"accuracy": 0.75}),  # the majority class is the one to beat here
+             "tfidf_logreg": _baseline_entry({"accuracy": 0.7})},
+    "sim": {"majority": {**_baseline_entry({"pearson": 0.0, "spearman": 0.0}),
+                         "notes": ["test: pearson is undefined (predictions are constant ...); reported as 0"]},
+            "tfidf_cosine": _baseline_entry({"pearson": 0.65, "spearman": 0.7},
+                                            dev={"pearson": 0.99, "spearman": 0.99})},
+}
+
+
+def _run_ablation(root, tasks, seeds, baselines=BASELINES_JSON):
+    """A results tree under root (task.json, scores.csv, predictions, baselines.json), then the ablation stage."""
+    for task in tasks:
+        (root / "tasks" / task).mkdir(parents=True)
+        (root / "tasks" / task / "task.json").write_text(ALL_SPECS[task].to_json())
+        (root / "tasks" / task / "train.jsonl").write_text("{}\n" * 20)
+    (root / "baselines.json").write_text(json.dumps(baselines, indent=2, sort_keys=True))
+    return analysis.run_ablation(root / "scores.csv", root / "tasks", root / "finetune", tasks, seeds, 1500,
+                                 root / "ablation.csv", root / "ablation_std.csv", root / "intervals.csv",
+                                 root / "ablation.md", baselines_json=root / "baselines.json",
+                                 out_baselines_csv=root / "ablation_baselines.csv")
+
+
 def test_ablation_files(tmp_path):
-    for task, spec in SPECS.items():
-        (tmp_path / "tasks" / task).mkdir(parents=True)
-        (tmp_path / "tasks" / task / "task.json").write_text(spec.to_json())
-        (tmp_path / "tasks" / task / "train.jsonl").write_text("{}\n" * 20)
     _scores({"full": {"sent": [0.9], "sim": [0.6]}, "no_pretrain": {"sent": [0.7], "sim": [0.2]}}).to_csv(
         tmp_path / "scores.csv", index=False)
     _write_predictions(tmp_path / "finetune", {"full": {"sent": [0.9], "sim": [0.9]},
                                                "no_pretrain": {"sent": [0.7], "sim": [0.9]}})
-    analysis.run_ablation(tmp_path / "scores.csv", tmp_path / "tasks", tmp_path / "finetune", ["sent", "sim"], [1],
-                          1500, tmp_path / "ablation.csv", tmp_path / "ablation_std.csv", tmp_path / "intervals.csv",
-                          tmp_path / "ablation.md")
+    _run_ablation(tmp_path, ["sent", "sim"], [1])
     table = pd.read_csv(tmp_path / "ablation.csv", index_col="method")
     assert table.loc["no_pretrain", "avg"] == pytest.approx(45.0)
     markdown = (tmp_path / "ablation.md").read_text()
@@ -91,24 +117,109 @@ def test_ablation_files(tmp_path):
     assert set(intervals.column) == {"avg", "sent", "sim"}
 
 
+def test_full_against_the_best_baseline_per_task(tmp_path):
+    _scores({"full": {"sent": [0.9, 0.8], "sim": [0.6, 0.6], "cola": [0.3, 0.3]}}).to_csv(
+        tmp_path / "scores.csv", index=False)
+    _write_predictions(tmp_path / "finetune", {"full": {"sent": [0.9, 0.8], "sim": [0.9, 0.9], "cola": [0.8, 0.8]}})
+    _run_ablation(tmp_path, ["sent", "sim", "cola"], [1, 2])
+    table = pd.read_csv(tmp_path / "ablation_baselines.csv")
+    assert list(table.columns) == ["task", "metric", "full", "best_baseline", "baseline", "difference"]
+    assert table.values.tolist() == [["sent", "accuracy", 85.0, 75.0, "majority", 10.0],  # majority counts too
+                                     ["sim", "pearson", 60.0, 65.0, "tfidf_cosine", -5.0],  # test, not dev
+                                     ["cola", "matthews", 30.0, 10.0, "tfidf_logreg", 20.0]]
+    markdown = (tmp_path / "ablation.md").read_text()
+    section = markdown.split("## Against the non-neural baselines")[1].split("## Findings")[0]
+    assert "| sent | accuracy | 85.0 | 75.0 | majority | +10.0 | full ahead |" in section
+    assert "| sim | pearson | 60.0 | 65.0 | tfidf_cosine | -5.0 | baseline ahead |" in section
+    assert "| cola | matthews | 30.0 | 10.0 | tfidf_logreg | +20.0 | full ahead |" in section
+    findings = markdown.split("## Findings")[1]
+    assert "- Baselines: full beats the best non-neural baseline on 2 of 3 tasks (not on sim).\n" in findings
+
+
+def test_baseline_finding_counts_a_tie_as_no_win():
+    comparison = pd.DataFrame({"task": ["a", "b"], "difference": [0.0, 1.0]})
+    assert analysis.baseline_finding(comparison) == (
+        "Baselines: full beats the best non-neural baseline on 1 of 2 tasks (not on a).")
+    assert analysis.baseline_finding(comparison.iloc[1:]).endswith("on 1 of 1 tasks.")
+
+
 def test_missing_scores_is_a_clear_error(tmp_path):
     with pytest.raises(UserError, match="run `gpt1 evaluate` first"):
         analysis.run_ablation(tmp_path / "scores.csv", tmp_path, tmp_path, ["sent"], [1], None, tmp_path / "a.csv",
-                              tmp_path / "b.csv", tmp_path / "i.csv", tmp_path / "c.md")
+                              tmp_path / "b.csv", tmp_path / "i.csv", tmp_path / "c.md",
+                              baselines_json=tmp_path / "baselines.json", out_baselines_csv=tmp_path / "d.csv")
+
+
+@pytest.mark.parametrize("baselines, message", [
+    (None, r"baselines.json not found; run `gpt1 baselines` first"),
+    ({"sent": BASELINES_JSON["sent"]}, r"baselines.json has no task sim; re-run `gpt1 baselines`"),
+])
+def test_missing_baselines_is_a_clear_error(tmp_path, baselines, message):
+    _scores({"full": {"sent": [0.9], "sim": [0.6]}}).to_csv(tmp_path / "scores.csv", index=False)
+    with pytest.raises(UserError, match=message):
+        if baselines is None:
+            (tmp_path / "baselines.json").unlink(missing_ok=True)
+            analysis.run_ablation(tmp_path / "scores.csv", tmp_path, tmp_path, ["sent", "sim"], [1], None,
+                                  tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "i.csv", tmp_path / "c.md",
+                                  baselines_json=tmp_path / "baselines.json", out_baselines_csv=tmp_path / "d.csv")
+        else:
+            _run_ablation(tmp_path, ["sent", "sim"], [1], baselines)
+    assert not (tmp_path / "ablation.md").exists()  # checked before anything is written
+
+
+def _write_metrics(folder, accuracy):
+    folder.mkdir(parents=True)
+    folder.joinpath("metrics.json").write_text(json.dumps({"dev": {"accuracy": accuracy},
+                                                           "test": {"accuracy": accuracy - 0.05}}))
+
+
+def _layer_transfer_runs(root, depth=3, seeds=(1, 2)):
+    """layer_transfer runs for k < depth and finetune full runs (k = depth), accuracy 0.4 + 0.1 k + 0.01 seed."""
+    for seed in seeds:
+        for layers in range(depth):
+            _write_metrics(root / "layer_transfer" / "nli" / f"layers{layers}" / f"seed{seed}",
+                           0.4 + 0.1 * layers + 0.01 * seed)
+        _write_metrics(root / "finetune" / "nli" / "full" / f"seed{seed}", 0.4 + 0.1 * depth + 0.01 * seed)
+
+
+def _run_layer_transfer(root):
+    return analysis.run_layer_transfer(root, ["nli"], [0, 1, 2], [1, 2], 3, root / "lt.csv", root / "trend.csv",
+                                       root / "lt.png")
 
 
 def test_layer_transfer_table_and_figure(tmp_path):
-    for layers in range(3):
-        for seed in (1, 2):
-            folder = tmp_path / "layer_transfer" / "nli" / f"layers{layers}" / f"seed{seed}"
-            folder.mkdir(parents=True)
-            accuracy = 0.4 + 0.1 * layers + 0.01 * seed
-            folder.joinpath("metrics.json").write_text(json.dumps({"dev": {"accuracy": accuracy},
-                                                                   "test": {"accuracy": accuracy - 0.05}}))
-    table = analysis.run_layer_transfer(tmp_path, ["nli"], [0, 1, 2], [1, 2], tmp_path / "lt.csv", tmp_path / "lt.png")
+    _layer_transfer_runs(tmp_path)
+    table = _run_layer_transfer(tmp_path)
     dev = table[table.split == "dev"].set_index("layers")["mean"]
-    assert dev.tolist() == pytest.approx([0.415, 0.515, 0.615])
+    assert dev.tolist() == pytest.approx([0.415, 0.515, 0.615, 0.715])  # k = 3 from the finetune full runs
+    assert table["std"].tolist() == pytest.approx([0.00707] * 8, abs=1e-5)  # std over the two seeds
     assert (tmp_path / "lt.png").read_bytes()[:4] == b"\x89PNG"
     first = (tmp_path / "lt.png").read_bytes()
-    analysis.run_layer_transfer(tmp_path, ["nli"], [0, 1, 2], [1, 2], tmp_path / "lt.csv", tmp_path / "lt.png")
+    _run_layer_transfer(tmp_path)
     assert (tmp_path / "lt.png").read_bytes() == first  # deterministic figure
+
+
+def test_layer_transfer_reads_all_layers_from_the_finetune_full_run(tmp_path):
+    _layer_transfer_runs(tmp_path)
+    _write_metrics(tmp_path / "layer_transfer" / "nli" / "layers3" / "seed1", 0.0)  # a stray run must be ignored
+    (tmp_path / "finetune" / "nli" / "full" / "seed2" / "metrics.json").write_text(json.dumps(
+        {"dev": {"accuracy": 0.9}, "test": {"accuracy": 0.8}}))
+    table = _run_layer_transfer(tmp_path)
+    full = table[(table.split == "test") & (table.layers == 3)].iloc[0]
+    assert full["mean"] == pytest.approx((0.71 - 0.05 + 0.8) / 2)
+
+
+def test_layer_transfer_trend_per_task(tmp_path):
+    _layer_transfer_runs(tmp_path)
+    _run_layer_transfer(tmp_path)
+    trend = pd.read_csv(tmp_path / "trend.csv").set_index("split")
+    assert list(trend.columns) == ["task", "all_minus_none", "spearman_rho", "spearman_p"]
+    assert trend.loc["dev", "all_minus_none"] == pytest.approx(0.3)  # mean over seeds, all − none
+    assert trend.loc["test", "spearman_rho"] == pytest.approx(1.0)  # rising with k
+
+
+def test_layer_transfer_names_the_missing_run(tmp_path):
+    _layer_transfer_runs(tmp_path)
+    (tmp_path / "finetune" / "nli" / "full" / "seed2" / "metrics.json").unlink()
+    with pytest.raises(UserError, match=r"full/seed2/metrics.json not found; run the finetune stage \(variant full\)"):
+        _run_layer_transfer(tmp_path)

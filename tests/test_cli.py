@@ -37,3 +37,19 @@ def test_import_weights_names_an_unknown_folder(tmp_path):
         f"gpt1 import-weights: error: {tmp_path}: neither an HF folder (config.json) nor OpenAI's release "
         "(params_shapes.json)"]
     assert not (tmp_path / "x.safetensors").exists()
+
+
+def test_finetune_runs_every_seed_unless_one_is_named_and_logs_accordingly():
+    """The DAG runs every seed in one process (one log per stage job); `--seed` is a one-off with its own log."""
+    from gpt1.cli import _seeds, build_parser, log_path
+
+    parser = build_parser()
+    every = parser.parse_args(["finetune", "--task", "rt_polarity", "--variant", "full"])
+    one = parser.parse_args(["finetune", "--task", "rt_polarity", "--variant", "full", "--seed", "7"])
+    assert _seeds(every, [1, 2, 3]) == [1, 2, 3] and _seeds(one, [1, 2, 3]) == [7]
+    assert log_path(every) == Path("logs/finetune/rt_polarity/full.log")
+    assert log_path(one) == Path("logs/finetune/rt_polarity/full/seed7.log")
+    layers = parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2"])
+    assert layers.seed is None and log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2.log")
+    layers = parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2", "--seed", "1"])
+    assert log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2/seed1.log")

@@ -105,8 +105,8 @@ def test_bad_params_raise_one_line_naming_the_key(case, raw, tmp_path):
 
 def test_heads_that_do_not_divide_the_width_are_refused(raw):
     with pytest.raises(UserError) as error:
-        parse_params(edited(raw, "model.n_head", 3), "p")  # d_model 256
-    assert "'model.n_head'" in str(error.value) and "must divide model.d_model (256)" in str(error.value)
+        parse_params(edited(raw, "model.n_head", 3), "p")  # d_model 128
+    assert "'model.n_head'" in str(error.value) and "must divide model.d_model (128)" in str(error.value)
 
 
 def test_every_allowed_task_is_listed_for_an_unknown_one(raw):
@@ -120,6 +120,38 @@ def test_a_known_paper_task_is_accepted(raw):
     paper = next(name for name in registry.TASKS if name not in raw["data"]["tasks"])
     params = parse_params(edited(raw, "data.tasks", [*raw["data"]["tasks"], paper]))
     assert paper in params.data.tasks
+
+
+# --- Figure 2 (left) reuses the finetune stage's full runs for k = model.n_layer ---------------------------
+
+def test_layer_transfer_refuses_all_layers_and_points_to_the_full_run(raw):
+    depth = raw["model"]["n_layer"]
+    with pytest.raises(UserError) as error:
+        parse_params(edited(raw, "analysis.layer_transfer_layers", [0, depth]), "p")
+    message = str(error.value)
+    assert "\n" not in message and f"remove {depth} (model.n_layer)" in message
+    assert "results/finetune/<task>/full/seed<s>" in message
+
+
+def test_layer_transfer_refuses_depths_beyond_the_model(raw):
+    depth = raw["model"]["n_layer"]
+    with pytest.raises(UserError, match=rf"layer_transfer_layers: \[{depth + 1}, -1\] outside 0 \.\.\. {depth - 1}"):
+        parse_params(edited(raw, "analysis.layer_transfer_layers", [0, depth + 1, -1]), "p")
+
+
+def test_layer_transfer_seeds_must_be_finetune_seeds(raw):
+    seeds = raw["finetune"]["seeds"]
+    wanted = [seeds[0], max(seeds) + 1]
+    with pytest.raises(UserError) as error:
+        parse_params(edited(raw, "analysis.layer_transfer_seeds", wanted), "p")
+    message = str(error.value)
+    assert "\n" not in message
+    assert f"analysis.layer_transfer_seeds {wanted} must be among finetune.seeds {seeds}" in message
+
+
+def test_layer_transfer_needs_the_full_variant(raw):
+    with pytest.raises(UserError, match="finetune.variants must include full"):
+        parse_params(edited(raw, "finetune.variants", ["no_pretrain", "lstm"]), "p")
 
 
 @pytest.mark.parametrize("text, expected", [

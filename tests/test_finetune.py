@@ -138,6 +138,35 @@ def test_same_seed_writes_identical_files_and_another_seed_does_not(workspace):
     assert (first / "predictions_test.jsonl").read_bytes() != (other / "predictions_test.jsonl").read_bytes()
 
 
+def run_seeds(workspace: Path, task: str, variant: str, seeds, out: str, **kwargs) -> Path:
+    out_root = workspace / "out" / out
+    finetune.run_seeds(tiny_params(), task, variant, seeds, tasks_dir=workspace / "tasks", bpe_dir=workspace / "bpe",
+                       pretrain_dir=workspace / "pretrain", out_root=out_root, **kwargs)
+    return out_root
+
+
+@pytest.mark.parametrize("task, variant, transfer_layers", [
+    ("lee_similarity", "no_pretrain", None),  # fresh init, Transformer dropout, regression head
+    ("social_iqa", "full", 1),  # re-initialised block, the candidates' shared classifier-dropout mask
+])
+def test_seeds_in_one_process_write_what_each_seed_writes_alone(workspace, task, variant, transfer_layers):
+    """The stage runs every seed in one process: no RNG state, cache or encoding may carry over between them."""
+    together = run_seeds(workspace, task, variant, [1, 2], f"together-{task}", transfer_layers=transfer_layers)
+    for seed in (2, 1):  # seed 2 first: alone, it follows nothing
+        alone = run_seeds(workspace, task, variant, [seed], f"alone-{task}-{seed}", transfer_layers=transfer_layers)
+        assert [path.name for path in alone.iterdir()] == [f"seed{seed}"]
+        files = sorted(path.name for path in (together / f"seed{seed}").iterdir())
+        assert files == ["metrics.json", "model_card.md", "predictions_dev.jsonl", "predictions_test.jsonl"]
+        for name in files:
+            assert (together / f"seed{seed}" / name).read_bytes() == (alone / f"seed{seed}" / name).read_bytes(), \
+                (seed, name)
+    assert (together / "seed1" / "predictions_test.jsonl").read_bytes() != \
+        (together / "seed2" / "predictions_test.jsonl").read_bytes()  # the seeds do differ
+    command = "gpt1 layer-transfer --task social_iqa --layers 1 --seed 2" if transfer_layers else \
+        f"gpt1 finetune --task {task} --variant {variant} --seed 2"
+    assert f"Reproduce: `{command}`" in (together / "seed2" / "model_card.md").read_text()
+
+
 def test_save_weights_flag_writes_the_fine_tuned_model(workspace):
     _, out_dir = run(workspace, "rt_polarity", "full", out="weights", save_weights=True)
     assert (out_dir / "model.safetensors").stat().st_size > 0
@@ -275,6 +304,19 @@ def test_transfer_layers_keeps_the_first_blocks_and_the_embeddings(workspace):
         finetune.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain", transfer_layers=3)
     with pytest.raises(UserError, match="transfer_layers"):
         finetune.language_model(tiny_params(), "lstm", bpe.vocab_size, workspace / "pretrain", transfer_layers=1)
+
+
+def test_keeping_every_block_draws_nothing_so_it_is_the_full_run(workspace):
+    """Figure 2 (left) reads k = n_layer from the finetune stage's full run: the two must start identically."""
+    bpe, depth = tiny_bpe(), TINY_MODEL["n_layer"]
+    model = finetune.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
+    weights = {name: value.clone() for name, value in model.state_dict().items()}
+    before = torch.manual_seed(0).get_state()
+    finetune._reinitialise_blocks(model, depth)
+    assert torch.equal(torch.get_rng_state(), before)  # so the head's init and dropout draw the same numbers
+    assert all(torch.equal(value, weights[name]) for name, value in model.state_dict().items())
+    finetune._reinitialise_blocks(model, depth - 1)
+    assert not torch.equal(torch.get_rng_state(), before)  # replacing a block does draw
 
 
 def test_no_pretrain_needs_no_checkpoint_and_unknown_variants_are_refused(tmp_path):

@@ -30,7 +30,7 @@ def _params(task: str):
     raw["model"] = dict(n_positions=64, n_layer=1, n_head=2, d_model=16, d_ff=32, dropout=0.0)
     raw["finetune"].update(seeds=[1], batch_size=2, epochs=1, max_train_examples=None, max_eval_examples=None,
                            device="cpu", dtype="float32", lr=1e-3)
-    raw["analysis"].update(layer_transfer_tasks=[task], layer_transfer_layers=[0, 1])
+    raw["analysis"].update(layer_transfer_tasks=[task], layer_transfer_layers=[0], layer_transfer_seeds=[1])
     return parse_params(raw, "tiny paper params")
 
 

@@ -27,10 +27,11 @@ TINY = {
     "pretrain": {"micro_batch_size": 4, "tokens_per_update": 256, "max_steps": 6, "warmup_steps": 2,
                  "eval_interval": 3, "eval_tokens": 512, "checkpoints": 3, "save_interval": 3},
     "finetune": {"seeds": [1], "epochs": 1, "batch_size": 8, "max_train_examples": 16, "max_eval_examples": 16},
-    "analysis": {"layer_transfer_tasks": ["snli_100k", "social_iqa"], "layer_transfer_layers": [0, 1],
+    "analysis": {"layer_transfer_tasks": ["snli_100k", "social_iqa"], "layer_transfer_layers": [0],
                  "layer_transfer_seeds": [1]},
 }
-OUTPUTS = ["results/ablation.csv", "results/scores.csv", "results/layer_transfer.csv", "results/zero_shot.csv"]
+OUTPUTS = ["results/ablation.csv", "results/scores.csv", "results/layer_transfer.csv",
+           "results/layer_transfer_trend.csv", "results/zero_shot.csv"]
 
 pytestmark = pytest.mark.slow
 

@@ -22,6 +22,7 @@ def params(repo_root):
     raw = yaml.safe_load((repo_root / "params.yaml").read_text())
     raw["data"]["task_dev_fraction"] = raw["data"]["task_test_fraction"] = 0.2
     raw["data"]["tasks"] = list(TASK_FAMILIES)  # every embedded task, also those the default leaves out
+    raw["data"]["corpus"] = ["shakespeare", "bbc_news", "wiki_paragraphs", "wiki_articles", "lee_background"]
     return parse_params(raw)
 
 
@@ -158,3 +159,31 @@ def test_english_block_is_where_the_catalogue_says(tmp_path):
     write_embedded_raw(tmp_path)
     documents = list(embedded.read_wiki_paragraphs(tmp_path))
     assert len(documents) == 1000 and documents[0].count("\n\n") == 1
+
+
+def test_task_train_text_puts_training_rows_in_the_corpus_and_never_dev_or_test(params, tmp_path):
+    params = params.model_copy(update={"data": params.data.model_copy(
+        update={"corpus": [*params.data.corpus, "task_train_text"]})})
+    out = _run(params, tmp_path)
+    corpus = [json.loads(line) for split in ("train", "val")
+              for line in (out / "corpus" / f"{split}.jsonl").read_text().splitlines()]
+    task_text = " ".join(d["text"] for d in corpus if d["part"] == "task_train_text")
+    keys = set(map(sentence_key, sentences(task_text)))
+    for task, family in TASK_FAMILIES.items():
+        found = {split: {k for e in read_examples(out / "tasks" / task / f"{split}.jsonl", family)
+                         for text in texts_of(e) for k in map(sentence_key, sentences(text)) if k}
+                 for split in ("train", "dev", "test")}
+        evaluation = found["dev"] | found["test"]
+        assert not evaluation & keys, task  # no evaluation sentence, even one a training row repeats ...
+        if found["train"] - evaluation:  # (lee_similarity's pairs share their documents across splits)
+            assert (found["train"] - evaluation) & keys, task  # ... while the training rows' own texts are there
+    assert "label" not in task_text and '"label"' not in task_text
+
+
+def test_social_iqa_carves_its_own_larger_test_split(params, tmp_path):
+    out = _run(params, tmp_path)
+    sizes = {split: len(read_examples(out / "tasks/social_iqa" / f"{split}.jsonl", "multiple_choice"))
+             for split in ("train", "dev", "test")}
+    # Its own shares (51.2 % test, 10.24 % dev: 1,000 and 200 of the real 1,954 rows), not data.task_*_fraction.
+    assert sizes == {"test": round(len(QUESTIONS) * 0.512), "dev": round(len(QUESTIONS) * 0.1024),
+                     "train": len(QUESTIONS) - round(len(QUESTIONS) * 0.512) - round(len(QUESTIONS) * 0.1024)}

@@ -133,7 +133,7 @@ def test_optimizer_is_adamw_with_the_paper_settings_and_decay_on_matrices_only()
     optimizer = build_optimizer(model, params, "transformer")
     assert isinstance(optimizer, torch.optim.AdamW)
     decayed, plain = optimizer.param_groups
-    assert decayed["betas"] == (0.9, 0.999) and decayed["eps"] == 1e-8 and decayed["lr"] == 1e-2
+    assert decayed["betas"] == tuple(params.pretrain.betas) and decayed["eps"] == 1e-8 and decayed["lr"] == 1e-2
     assert decayed["weight_decay"] == 0.01 and all(p.dim() >= 2 for p in decayed["params"])
     assert plain["weight_decay"] == 0.0 and all(p.dim() == 1 for p in plain["params"])
     assert len(decayed["params"]) + len(plain["params"]) == len(list(model.parameters()))

@@ -34,5 +34,6 @@ def test_layer_transfer_must_fit_the_model(tmp_path):
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
     raw["analysis"]["layer_transfer_layers"] = [0, raw["model"]["n_layer"] + 1]
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(raw))
-    with pytest.raises(UserError, match=r"^\S+: analysis.layer_transfer_layers: \[\d+\] outside 0 \.\.\. model.n_layer"):
+    with pytest.raises(UserError, match=r"^\S+: analysis.layer_transfer_layers: \[\d+\] outside 0 \.\.\. \d+ "
+                                         r"\(blocks kept, below model.n_layer"):
         load_params(tmp_path / "p.yaml")

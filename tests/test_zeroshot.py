@@ -85,21 +85,17 @@ def project(tmp_path_factory, bpe) -> SimpleNamespace:
             save_model(tiny_model(kind, bpe.vocab_size, step), root / "pretrain" / kind / "checkpoints" /
                        f"step_{step}.safetensors")
     save_model(tiny_model("transformer", bpe.vocab_size, 99), root / "pretrain" / "transformer" / "model.safetensors")
-    scores = root / "scores.csv"
-    pd.DataFrame([("rt_polarity", "full", 1, "accuracy", 0.8), ("rt_polarity", "full", 2, "accuracy", 0.9),
-                  ("rt_polarity", "lstm", 1, "accuracy", 0.87), ("social_iqa", "full", 1, "accuracy", 0.5),
-                  ("social_iqa", "full", 1, "f1", 0.99)],
-                 columns=["task", "variant", "seed", "metric", "value"]).to_csv(scores, index=False)
-    return SimpleNamespace(root=root, scores=scores)
+    return SimpleNamespace(root=root)
 
 
-def run_stage(project, out: str, max_eval_examples=None, scores="default") -> tuple[pd.DataFrame, Path, Path]:
+def run_stage(project, out: str, max_eval_examples=None, tasks_dir=None) -> SimpleNamespace:
     root = project.root
-    out_csv, out_png = root / out / "zero_shot.csv", root / out / "zero_shot.png"
-    zeroshot.run(params(max_eval_examples), tasks_dir=root / "tasks", raw_dir=root / "raw", bpe_dir=root / "bpe",
-                 pretrain_dir=root / "pretrain", out_csv=out_csv, out_png=out_png,
-                 finetuned_scores=project.scores if scores == "default" else scores, batch_size=3)
-    return pd.read_csv(out_csv), out_csv, out_png
+    folder = root / out
+    zeroshot.run(params(max_eval_examples), tasks_dir=tasks_dir or root / "tasks", raw_dir=root / "raw",
+                 bpe_dir=root / "bpe", pretrain_dir=root / "pretrain", out_csv=folder / "zero_shot.csv",
+                 out_png=folder / "zero_shot.png", out_trend=folder / "zero_shot_trend.csv", batch_size=3)
+    return SimpleNamespace(table=pd.read_csv(folder / "zero_shot.csv"), csv=folder / "zero_shot.csv",
+                           png=folder / "zero_shot.png", trend=folder / "zero_shot_trend.csv")
 
 
 class UnigramLM(nn.Module):
@@ -121,69 +117,106 @@ class UnigramLM(nn.Module):
 
 
 def test_run_writes_one_row_per_checkpoint_and_task(project):
-    table, _, out_png = run_stage(project, "first")
+    table = run_stage(project, "first").table
     assert list(table.columns) == zeroshot.COLUMNS
     # transformer: steps 1, 2, 4 and the final model as max_steps; lstm has no final model
     expected = {("transformer", s) for s in (1, 2, 4, MAX_STEPS)} | {("lstm", s) for s in (1, 2, 4)}
     assert set(zip(table["model"], table["step"])) == expected
-    assert len(table) == len(expected) * 3
-    assert table.groupby("task").size().to_dict() == {"agreement": 7, "rt_polarity": 7, "social_iqa": 7}
+    assert len(table) == len(expected) * 4
+    assert table.groupby("task").size().to_dict() == {"agreement": 7, "rt_polarity": 7, "rt_polarity_pmi": 7,
+                                                      "social_iqa": 7}
     examples = table.groupby("task")["examples"].first().to_dict()
-    assert examples == {"rt_polarity": 4, "agreement": 3, "social_iqa": 2}  # the collapsed pair is dropped
+    # the collapsed pair is dropped
+    assert examples == {"rt_polarity": 4, "rt_polarity_pmi": 4, "agreement": 3, "social_iqa": 2}
     chance = table.groupby("task")["chance"].first().to_dict()
-    assert chance["rt_polarity"] == 0.5 and chance["agreement"] == 0.5
+    assert chance["rt_polarity"] == chance["rt_polarity_pmi"] == chance["agreement"] == 0.5
     assert chance["social_iqa"] == pytest.approx(1 / 3, abs=1e-6)
     correct = table["score"] * table["examples"]
     assert np.allclose(correct, correct.round(), atol=1e-4)  # accuracies: whole examples right
-    normaliser = table.groupby("task")["normaliser"].first().to_dict()
-    # rt_polarity: lstm 0.87 beats full's mean over seeds (0.8 + 0.9) / 2 = 0.85
-    assert normaliser == {"rt_polarity": 0.87, "social_iqa": 0.5, "agreement": 1.0}
-    assert table.loc[table["task"] == "agreement", "normaliser_source"].str.contains("perfect").all()
-    recomputed = (table["score"] - table["chance"]) / (table["normaliser"] - table["chance"])
-    assert np.allclose(table["normalised"], recomputed, atol=1e-5)
-    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    binomial = np.sqrt(table["score"] * (1 - table["score"]) / table["examples"])
+    assert np.allclose(table["se"], binomial, atol=1e-5)
+
+
+def test_run_writes_the_trend_table(project):
+    trend = pd.read_csv(run_stage(project, "trend").trend)
+    assert list(trend.columns) == zeroshot.TREND_COLUMNS
+    assert len(trend) == 2 * 4  # two models, four heuristics
+    assert set(trend["first_step"]) == {1} and set(trend["last_step"]) == {4, MAX_STEPS}
+    assert np.allclose(trend["difference"], trend["last"] - trend["first"], atol=1e-5)
 
 
 def test_two_runs_write_identical_bytes(project):
-    _, csv_a, png_a = run_stage(project, "a")
-    _, csv_b, png_b = run_stage(project, "b")
-    assert csv_a.read_bytes() == csv_b.read_bytes()
-    assert png_a.read_bytes() == png_b.read_bytes()
+    a, b = run_stage(project, "a"), run_stage(project, "b")
+    for name in ("csv", "png", "trend"):
+        assert getattr(a, name).read_bytes() == getattr(b, name).read_bytes()
 
 
-def test_max_eval_examples_caps_every_task_and_missing_scores_normalise_by_one(project, tmp_path):
-    table, _, _ = run_stage(project, "capped", max_eval_examples=2, scores=tmp_path / "absent.csv")
+def test_max_eval_examples_caps_every_task(project):
+    table = run_stage(project, "capped", max_eval_examples=2).table
     assert set(table["examples"]) == {2}
-    assert set(table["normaliser"]) == {1.0}
-    assert table["normaliser_source"].str.contains("missing").sum() == 14  # both fine-tuned tasks, 7 checkpoints
 
 
-# --- normalisation -------------------------------------------------------------------------------------
+def test_figure_has_one_panel_per_heuristic_and_is_not_blank(project):
+    from matplotlib.image import imread
+
+    out_png = run_stage(project, "figure").png
+    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pixels = imread(out_png)
+    width, height = zeroshot.PANEL_INCHES
+    assert pixels.shape[:2] == (round(height * zeroshot.DPI), round(4 * width * zeroshot.DPI))
+    colours = np.unique(pixels.reshape(-1, pixels.shape[-1]).round(3), axis=0)
+    assert len(colours) > 10  # white, black text, two line colours, their bands, grey chance lines, ...
 
 
-def test_normaliser_is_the_best_variant_mean_over_seeds(project, tmp_path):
-    binary = ZeroShotTask("rt_polarity", "SST-2", 0.5, False, (), ())
-    assert zeroshot.best_finetuned(project.scores, "rt_polarity") == (pytest.approx(0.87), "lstm")
-    value, source = zeroshot.normaliser_for(binary, project.scores)
-    assert value == pytest.approx(0.87) and "lstm" in source
-    assert zeroshot.normalise(0.685, 0.5, 0.87) == pytest.approx(0.5)
-    assert zeroshot.normalise(0.5, 0.5, 0.87) == 0.0
-    assert zeroshot.normalise(0.87, 0.5, 0.87) == pytest.approx(1.0)
-    # social_iqa's best (0.5) is above chance 1/3; its f1 row is ignored
-    choice = ZeroShotTask("social_iqa", "RACE", 1 / 3, True, (), ())
-    assert zeroshot.normaliser_for(choice, project.scores)[0] == pytest.approx(0.5)
-    assert zeroshot.normalise(5 / 12, 1 / 3, 0.5) == pytest.approx(0.5)
-    # no row, no file, or a fine-tuned score at chance: a perfect score is the normaliser
-    assert zeroshot.normaliser_for(ZeroShotTask("other", "", 0.5, True, (), ()), project.scores)[0] == 1.0
-    assert zeroshot.normaliser_for(binary, None)[0] == 1.0
-    at_chance = tmp_path / "chance.csv"
-    at_chance.write_text("task,variant,seed,metric,value\nrt_polarity,full,1,accuracy,0.5\n")
-    value, source = zeroshot.normaliser_for(binary, at_chance)
-    assert value == 1.0 and "not above chance" in source
-    bad = tmp_path / "bad.csv"
-    bad.write_text("task,value\nrt_polarity,0.9\n")
-    with pytest.raises(UserError, match="lacks the column"):
-        zeroshot.best_finetuned(bad, "rt_polarity")
+def test_a_missing_task_skips_its_heuristics_and_none_at_all_is_an_error(project, bpe, tmp_path, caplog):
+    only_choice = tmp_path / "tasks"
+    (only_choice / "social_iqa").mkdir(parents=True)
+    for name in ("task.json", "test.jsonl"):
+        (only_choice / "social_iqa" / name).write_bytes((project.root / "tasks" / "social_iqa" / name).read_bytes())
+    with caplog.at_level("WARNING", logger="gpt1.zeroshot"):
+        tasks = zeroshot.load_tasks(bpe, only_choice, project.root / "raw", None)
+    assert [task.name for task in tasks] == ["agreement", "social_iqa"]
+    assert "rt_polarity" in caplog.text
+    with pytest.raises(UserError, match="no zero-shot heuristic"):
+        zeroshot.load_tasks(bpe, tmp_path / "absent", tmp_path / "absent", None)
+
+
+# --- rising over pretraining -------------------------------------------------------------------------
+
+
+def scores_over(steps, accuracies, examples) -> pd.DataFrame:
+    table = pd.DataFrame({"model": "transformer", "step": steps, "task": "t", "examples": examples,
+                          "score": accuracies, "chance": 0.5})
+    table["se"] = zeroshot.standard_error(table["score"], table["examples"])
+    return table
+
+
+def test_a_clear_rise_is_flagged():
+    row = zeroshot.trend(scores_over([1, 10, 100, 1000], [0.50, 0.56, 0.63, 0.70], 1000)).iloc[0]
+    # se = sqrt(0.5 * 0.5 / 1000 + 0.7 * 0.3 / 1000) = sqrt(0.00046) = 0.021448; z = 0.2 / 0.021448 = 9.325
+    assert row["se"] == pytest.approx(0.021448, abs=1e-6)
+    assert row["z"] == pytest.approx(9.325, abs=1e-3)
+    assert row["spearman"] == pytest.approx(1.0)
+    assert (row["first_step"], row["last_step"], row["rises"]) == (1, 1000, True)
+
+
+def test_noise_is_not_a_rise():
+    row = zeroshot.trend(scores_over([1, 10, 100], [0.50, 0.51, 0.52], 200)).iloc[0]
+    # se = sqrt(0.5 * 0.5 / 200 + 0.52 * 0.48 / 200) = sqrt(0.002498) = 0.049980; z = 0.02 / 0.04998 = 0.400
+    assert row["z"] == pytest.approx(0.400, abs=1e-3)
+    assert row["spearman"] == pytest.approx(1.0)  # monotone, yet within the noise
+    assert not row["rises"]
+
+
+def test_a_large_but_erratic_change_is_not_a_rise():
+    row = zeroshot.trend(scores_over([1, 10, 100, 1000, 10000], [0.50, 0.80, 0.40, 0.45, 0.70], 1000)).iloc[0]
+    assert row["z"] > 1.96 and row["spearman"] == pytest.approx(-0.1)  # ranks 3, 5, 1, 2, 4: 1 - 6 * 22 / 120
+    assert not row["rises"]
+
+
+def test_a_flat_curve_has_no_spearman_and_does_not_rise():
+    row = zeroshot.trend(scores_over([1, 10], [0.0, 0.0], 100)).iloc[0]
+    assert row["z"] == 0.0 and math.isnan(row["spearman"]) and not row["rises"]
 
 
 # --- heuristics ----------------------------------------------------------------------------------------
@@ -202,6 +235,34 @@ def test_very_heuristic_picks_the_more_probable_label_word(bpe):
     # "positive" and "negative" share t, i, v, e</w>; "p" occurs only in "positive", "g" only in "negative"
     assert zeroshot.evaluate(boosted(bpe, "p"), task, 64) == 0.75  # always "positive": 3 of 4 reviews
     assert zeroshot.evaluate(boosted(bpe, "g"), task, 64) == 0.25  # always "negative"
+
+
+def test_pmi_subtracts_the_unconditional_log_probability_of_each_label_word(bpe):
+    model = tiny_model("transformer", bpe.vocab_size, 5)
+    raw = zeroshot.sentiment_task(REVIEWS, ("negative", "positive"), bpe)
+    pmi = zeroshot.sentiment_task(REVIEWS, ("negative", "positive"), bpe, calibrated=True)
+    assert (pmi.name, pmi.chance, pmi.candidates) == ("rt_polarity_pmi", 0.5, raw.candidates)
+    raw_scores, pmi_scores = (zeroshot.candidate_scores(task, zeroshot.score_candidates(
+        model, zeroshot.task_candidates(task), 32)) for task in (raw, pmi))
+    # log P(word | document start, "very"), computed here from the model's own next-token log-probabilities
+    very = zeroshot.document_start(bpe) + tuple(bpe.encode("very"))
+    unconditional = []
+    for word in ("negative", "positive"):
+        ids = torch.tensor([very + tuple(bpe.encode(word))])
+        with torch.no_grad():
+            log_probs = F.log_softmax(model(ids[:, :-1]), dim=-1)[0]
+        unconditional.append(sum(float(log_probs[t, ids[0, t + 1]]) for t in range(len(very) - 1, ids.shape[1] - 1)))
+    assert np.allclose(raw_scores - pmi_scores, np.tile(unconditional, len(REVIEWS)), atol=1e-4)
+    assert not np.allclose(unconditional, 0)
+    # scored together, the shared candidates give each task the accuracy it gets alone
+    together = zeroshot.evaluate_many(model, [raw, pmi], 32, batch_size=2)
+    assert together == [zeroshot.evaluate(model, raw, 32), zeroshot.evaluate(model, pmi, 32)]
+
+
+def test_pmi_undoes_a_prior_for_one_label_word(bpe):
+    # A context-free preference for "p" makes the exact heuristic always say "positive"; PMI cancels it: tie.
+    pmi = zeroshot.sentiment_task(REVIEWS, ("negative", "positive"), bpe, calibrated=True)
+    assert zeroshot.evaluate(boosted(bpe, "p"), pmi, 64) == 0.0
 
 
 def test_multi_token_label_words_score_the_product_of_their_token_probabilities(bpe):

@@ -1,7 +1,7 @@
 """One tiny version of params.yaml for every test that needs a whole parameter file.
 
 Tests start from the real params.yaml (so a new section or key is exercised at once) and shrink the
-model, the LSTM and whatever section a test names; layer-transfer depths are cut to the tiny depth.
+model, the LSTM and whatever section a test names; layer-transfer depths and seeds are cut to fit.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ def tiny_raw_params(**sections: dict) -> dict:
     raw["model"], raw["lstm"] = dict(TINY_MODEL), dict(TINY_LSTM)
     for name, values in sections.items():
         raw[name].update(values)
-    depth = raw["model"]["n_layer"]
-    layers = raw["analysis"]["layer_transfer_layers"]
-    raw["analysis"]["layer_transfer_layers"] = [k for k in layers if k <= depth] or [0]
+    # Layer transfer trains k < n_layer for seeds the finetune stage runs (k = n_layer is its full run).
+    analysis, seeds = raw["analysis"], raw["finetune"]["seeds"]
+    analysis["layer_transfer_layers"] = [k for k in analysis["layer_transfer_layers"] if k < raw["model"]["n_layer"]]
+    analysis["layer_transfer_layers"] = analysis["layer_transfer_layers"] or [0]
+    analysis["layer_transfer_seeds"] = [s for s in analysis["layer_transfer_seeds"] if s in seeds] or seeds[:1]
     return raw

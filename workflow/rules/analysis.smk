@@ -7,13 +7,13 @@ rule zeroshot:
         "data/pretrain/lstm/checkpoints",
         "data/pretrain/transformer/model.safetensors",
         "data/pretrain/lstm/model.safetensors",
-        "results/scores.csv",
-        code("zeroshot", "bpe", "text", "records", "embedded", "catalog", "sources", "model", "lm_loss", "dropout"),
+        code("zeroshot", "bpe", "text", "records", "task_data", "embedded", "catalog", "sources", "model", "lm_loss", "dropout"),
     output:
         "results/zero_shot.csv",
+        "results/zero_shot_trend.csv",
         "results/zero_shot.png",
     params:
-        **P("finetune.max_eval_examples", "finetune.device", "pretrain.max_steps", "model.n_positions"),
+        **P("seed", "finetune.max_eval_examples", "finetune.device", "pretrain.max_steps", "model.n_positions"),
     conda:
         "../envs/gpt1.yaml"
     log:
@@ -26,6 +26,7 @@ rule ablation:
     input:
         "results/scores.csv",
         finetune_runs(),
+        "results/baselines.json",
         "data/tasks",
         code("analysis", "intervals", "records"),
     output:
@@ -33,6 +34,7 @@ rule ablation:
         "results/ablation_std.csv",
         "results/ablation_intervals.csv",
         "results/ablation.md",
+        "results/ablation_baselines.csv",
     params:
         **P("data.tasks", "finetune.seeds", "finetune.max_train_examples"),
     conda:
@@ -46,12 +48,15 @@ rule ablation:
 rule layer_figure:
     input:
         layer_transfer_runs(),
+        # k = model.n_layer is read from the full runs; dvc.yaml depends on all of results/finetune, and so do we
+        finetune_runs(),
         code("analysis", "intervals", "records"),
     output:
         "results/layer_transfer.csv",
+        "results/layer_transfer_trend.csv",
         "results/layer_transfer.png",
     params:
-        **P("analysis"),
+        **P("analysis", "model.n_layer"),
     conda:
         "../envs/gpt1.yaml"
     log:

@@ -6,7 +6,7 @@ PARAMS = parse_params(config, "config (params.yaml + --configfile)")
 # Which params.yaml section shapes each pretrained model.
 MODEL_SECTION = {"transformer": "model", "lstm": "lstm"}
 FINETUNE_KEYS = [
-    "seed", "model", "finetune.lr", "finetune.batch_size", "finetune.epochs", "finetune.warmup_fraction",
+    "seed", "model", "finetune.lr", "finetune.no_pretrain_lr", "finetune.batch_size", "finetune.epochs", "finetune.warmup_fraction",
     "finetune.lm_coef", "finetune.classifier_dropout", "finetune.weight_decay", "finetune.grad_clip",
     "finetune.max_train_examples", "finetune.max_eval_examples", "finetune.device", "finetune.dtype",
 ]
@@ -29,11 +29,14 @@ def P(*keys):
 
 
 def finetune_runs():
-    return expand("results/finetune/{task}/{variant}/seed{seed}", task=config["data"]["tasks"],
-                  variant=config["finetune"]["variants"], seed=config["finetune"]["seeds"])
+    """One folder per (task, variant), holding a seed<S>/ run for every finetune.seeds (one job writes them all)."""
+    return expand("results/finetune/{task}/{variant}", task=config["data"]["tasks"],
+                  variant=config["finetune"]["variants"])
 
 
 def layer_transfer_runs():
+    """One folder per (task, k), a seed<S>/ run inside for every analysis.layer_transfer_seeds; k < model.n_layer
+    only (validated): the all-blocks point is the finetune stage's full run."""
     analysis = config["analysis"]
-    return expand("results/layer_transfer/{task}/layers{layers}/seed{seed}", task=analysis["layer_transfer_tasks"],
-                  layers=analysis["layer_transfer_layers"], seed=analysis["layer_transfer_seeds"])
+    return expand("results/layer_transfer/{task}/layers{layers}", task=analysis["layer_transfer_tasks"],
+                  layers=analysis["layer_transfer_layers"])

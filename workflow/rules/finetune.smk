@@ -12,42 +12,40 @@ rule finetune:
     input:
         FINETUNE_INPUTS,
     output:
-        directory("results/finetune/{task}/{variant}/seed{seed}"),
+        directory("results/finetune/{task}/{variant}"),  # seed<S>/ for every finetune.seeds, one process
     wildcard_constraints:
         variant="full|no_pretrain|no_aux_lm|lstm",
-        seed=r"\d+",
     params:
-        **P(*FINETUNE_KEYS),
+        **P(*FINETUNE_KEYS, "finetune.seeds"),
     threads: workflow.cores  # a training job uses every core (torch threads); GPUs are a resource
     resources:
         gpu=1,
     conda:
         "../envs/gpt1.yaml"
     log:
-        "logs/finetune/{task}/{variant}/seed{seed}.log",
+        "logs/finetune/{task}/{variant}.log",
     shell:
-        "gpt1 finetune --task {wildcards.task} --variant {wildcards.variant} --seed {wildcards.seed}"
+        "gpt1 finetune --task {wildcards.task} --variant {wildcards.variant}"
 
 
 rule layer_transfer:
     input:
         FINETUNE_INPUTS,
     output:
-        directory("results/layer_transfer/{task}/layers{layers}/seed{seed}"),
+        directory("results/layer_transfer/{task}/layers{layers}"),  # seed<S>/ for every analysis.layer_transfer_seeds
     wildcard_constraints:
         layers=r"\d+",
-        seed=r"\d+",
     params:
-        **P(*FINETUNE_KEYS),
+        **P(*FINETUNE_KEYS, "analysis.layer_transfer_seeds"),
     threads: workflow.cores  # a training job uses every core (torch threads); GPUs are a resource
     resources:
         gpu=1,
     conda:
         "../envs/gpt1.yaml"
     log:
-        "logs/layer_transfer/{task}/layers{layers}/seed{seed}.log",
+        "logs/layer_transfer/{task}/layers{layers}.log",
     shell:
-        "gpt1 layer-transfer --task {wildcards.task} --layers {wildcards.layers} --seed {wildcards.seed}"
+        "gpt1 layer-transfer --task {wildcards.task} --layers {wildcards.layers}"
 
 
 rule baselines:
