@@ -137,10 +137,12 @@ def choice_task(examples: Sequence[MultipleChoiceExample], bpe: Gpt1Bpe, name: s
     answers = iter(bpe.encode_many([choice for example in examples for choice in example.choices]))
     candidates = tuple(tuple(_candidate(start + tuple(context), next(answers)) for _ in example.choices)
                        for context, example in zip(contexts, examples))
-    sizes = {len(example.choices) for example in examples}
-    if len(sizes) != 1:
-        raise UserError(f"{name}: examples have different numbers of choices {sorted(sizes)}; chance is undefined")
-    return ZeroShotTask(name, stands_for, chance=1 / sizes.pop(), average=True, candidates=candidates,
+    if not examples:
+        raise UserError(f"{name}: no test examples to score")
+    # Expected accuracy of a uniform guess; rows may differ in their number of candidates (a few of
+    # BIG-bench's social_iqa rows have two), so chance is the mean of 1/k, not 1/k of the first row.
+    chance = sum(1 / len(example.choices) for example in examples) / len(examples)
+    return ZeroShotTask(name, stands_for, chance=chance, average=True, candidates=candidates,
                         labels=tuple(example.label for example in examples))
 
 

@@ -392,3 +392,12 @@ def test_fine_tuning_learns_an_easy_task():
     outputs = finetune.predict(model, examples, 16, torch.device("cpu"))
     accuracy = sum(int(out.argmax()) == ex.label for out, ex in zip(outputs, examples)) / len(examples)
     assert accuracy == 1.0
+
+
+def test_the_random_init_variant_trains_at_its_own_learning_rate():
+    params = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": 1e-3}))
+    assert finetune.learning_rate(params, "no_pretrain") == 1e-3
+    assert {finetune.learning_rate(params, v) for v in ("full", "no_aux_lm", "lstm")} == {5e-4}
+    # Unset (the paper profile): every variant at finetune.lr.
+    params = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": None}))
+    assert finetune.learning_rate(params, "no_pretrain") == 5e-4

@@ -366,3 +366,11 @@ def test_checkpoints_are_sorted_and_the_final_model_is_the_last_step(tmp_path):
     assert [(step, path.name) for step, path in found][-1] == (100, "step_100.safetensors")
     with pytest.raises(UserError, match="gpt1 pretrain"):
         zeroshot.find_checkpoints(tmp_path, "lstm", final_step=100)
+
+
+def test_choice_chance_is_the_mean_over_rows_with_different_numbers_of_candidates(bpe):
+    # BIG-bench's social_iqa has a few two-answer rows among the three-answer ones.
+    rows = [*QUESTIONS, MultipleChoiceExample("sam dropped a cup. what happens?", ("it breaks", "it sings"), 0)]
+    task = zeroshot.choice_task(rows, bpe)
+    assert task.chance == pytest.approx((1 / 3 + 1 / 3 + 1 / 2) / 3)
+    assert [len(candidates) for candidates in task.candidates] == [3, 3, 2]
