@@ -23,7 +23,7 @@ class TaskData:
 
 def load_task_data(params: Params, task: str, tasks_dir: Path = Path("data/tasks")) -> TaskData:
     """A task's checked splits, cut to `finetune.max_train_examples` and `finetune.max_eval_examples`
-    (seeded samples of train, and of dev and test)."""
+    (seeded samples of each split, `seeded_subset`)."""
     folder = Path(tasks_dir) / task
     if not (folder / "task.json").is_file():
         raise UserError(f"{folder / 'task.json'} not found; run `gpt1 prepare` with '{task}' in data.tasks")
@@ -38,18 +38,15 @@ def load_task_data(params: Params, task: str, tasks_dir: Path = Path("data/tasks
         full_sizes[split] = len(examples)
         splits[split] = examples
     settings = params.finetune
-    if settings.max_train_examples is not None and len(splits["train"]) > settings.max_train_examples:
-        chosen = random.Random(f"{params.seed}-{task}-train").sample(range(len(splits["train"])),
-                                                                     settings.max_train_examples)
-        splits["train"] = [splits["train"][i] for i in sorted(chosen)]
+    splits["train"] = seeded_subset(splits["train"], settings.max_train_examples, params.seed, task, "train")
     for split in ("dev", "test"):
-        splits[split] = evaluation_subset(splits[split], settings.max_eval_examples, params.seed, task, split)
+        splits[split] = seeded_subset(splits[split], settings.max_eval_examples, params.seed, task, split)
     return TaskData(spec=spec, splits=splits, full_sizes=full_sizes)
 
 
-def evaluation_subset(examples: list[Example], limit: int | None, seed: int, task: str, split: str) -> list[Example]:
-    """At most `limit` rows of a dev/test split: a seeded sample kept in file order. Not the first rows:
-    files are often sorted (STS-B's dev and test by genre: captions, then forums, then news), and the
+def seeded_subset(examples: list[Example], limit: int | None, seed: int, task: str, split: str) -> list[Example]:
+    """At most `limit` rows of a split: a seeded sample kept in file order. Not the first rows: files are
+    often sorted (STS-B's dev and test by genre: captions, then forums, then news), and the
     first rows would stand for one genre only."""
     if limit is None or len(examples) <= limit:
         return examples

@@ -53,7 +53,7 @@ from gpt1.bpe import END_OF_WORD, Gpt1Bpe
 from gpt1.config import Params
 from gpt1.errors import UserError
 from gpt1.model import load_model
-from gpt1.task_data import evaluation_subset
+from gpt1.task_data import seeded_subset
 from gpt1.records import ClassificationExample, MultipleChoiceExample, TaskSpec, read_examples
 from gpt1.embedded import AGREEMENT_FILE, read_agreement
 
@@ -162,7 +162,7 @@ def _test_examples(tasks_dir: Path, task: str, limit: int | None, seed: int) -> 
         raise UserError(f"{folder} has no task.json/test.jsonl; add {task} to data.tasks and run `gpt1 prepare`")
     spec = TaskSpec.from_file(folder / "task.json")
     # The same test rows as fine-tuning evaluates (a seeded sample), so the two can be compared.
-    return spec, evaluation_subset(read_examples(folder / "test.jsonl", spec.family), limit, seed, task, "test")
+    return spec, seeded_subset(read_examples(folder / "test.jsonl", spec.family), limit, seed, task, "test")
 
 
 def _sentiment_tasks(bpe: Gpt1Bpe, tasks_dir: Path, limit: int | None, seed: int) -> list[ZeroShotTask]:
