@@ -365,16 +365,16 @@ ALL_THREE = ("train", "dev", "test")
 
 
 def _task(name: str, family, labels: tuple[str, ...], metrics: tuple[str, ...], sources: tuple[str, ...], load,
-          stands_for: str) -> TaskDefinition:
+          stands_for: str, zero_shot: str | None = None) -> TaskDefinition:
     spec = TaskSpec(name=name, family=family, labels=labels, metrics=metrics, source=",".join(sources),
                     stands_for=stands_for)
-    return TaskDefinition(spec=spec, sources=sources, load=load)
+    return TaskDefinition(spec=spec, sources=sources, load=load, zero_shot=zero_shot)
 
 
 def _glue_task(name: str, family, labels, metrics, source: str, folder: str, read, stands_for: str,
-               files: dict[str, str] = TRAIN_DEV) -> TaskDefinition:
+               files: dict[str, str] = TRAIN_DEV, zero_shot: str | None = None) -> TaskDefinition:
     load = partial(_splits, folder=f"{source}/{folder}", read=read, files=files)
-    return _task(name, family, labels, metrics, (source,), load, stands_for)
+    return _task(name, family, labels, metrics, (source,), load, stands_for, zero_shot)
 
 
 _mnli = partial(_read_pairs, first="sentence1", second="sentence2", label="gold_label", names=NLI_LABELS,
@@ -383,9 +383,10 @@ _TASK_LIST = [
     _glue_task("cola", "classification", ("unacceptable", "acceptable"), ("matthews",), "glue_cola", "CoLA",
                partial(_read_sentences, text="sentence", label="label",
                        fixed=("source", "label", "original label", "sentence")),
-               "Corpus of Linguistic Acceptability"),
+               "Corpus of Linguistic Acceptability", zero_shot="acceptability"),
     _glue_task("sst2", "classification", ("negative", "positive"), ("accuracy",), "glue_sst2", "SST-2",
-               partial(_read_sentences, text="sentence", label="label"), "Stanford Sentiment Treebank, binary"),
+               partial(_read_sentences, text="sentence", label="label"), "Stanford Sentiment Treebank, binary",
+               zero_shot="sentiment"),
     _task("mrpc", "similarity", ("not_paraphrase", "paraphrase"), ("f1", "accuracy"),
           ("glue_mrpc_train", "glue_mrpc_test", "glue_mrpc_dev_ids"), load_mrpc,
           "Microsoft Research Paraphrase Corpus"),
@@ -421,8 +422,8 @@ _TASK_LIST = [
                   files={split: f"scitail_1.0_{split}.tsv" for split in ALL_THREE}),
           "SciTail science-question entailment"),
     _task("race", "multiple_choice", RACE_LETTERS, ("accuracy",), ("race",), load_race,
-          "RACE reading comprehension, middle + high school"),
+          "RACE reading comprehension, middle + high school", zero_shot="choice"),
     _task("story_cloze", "multiple_choice", ("ending1", "ending2"), ("accuracy",), ("story_cloze",),
-          load_story_cloze, "Story Cloze Test (ROCStories), spring 2016"),
+          load_story_cloze, "Story Cloze Test (ROCStories), spring 2016", zero_shot="choice"),
 ]
 PAPER_TASKS: dict[str, TaskDefinition] = {task.spec.name: task for task in _TASK_LIST}

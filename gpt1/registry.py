@@ -45,17 +45,19 @@ CORPORA: dict[str, CorpusPart] = {
 }
 
 
-def _task(name, family, labels, metrics, sources, load, stands_for, carved_fractions=None):
+def _task(name, family, labels, metrics, sources, load, stands_for, carved_fractions=None, zero_shot=None):
     spec = TaskSpec(name=name, family=family, labels=labels, metrics=metrics, source=",".join(sources),
                     stands_for=stands_for)
-    return TaskDefinition(spec=spec, sources=sources, load=load, carved_fractions=carved_fractions)
+    return TaskDefinition(spec=spec, sources=sources, load=load, carved_fractions=carved_fractions,
+                          zero_shot=zero_shot)
 
 
 EMBEDDED_TASKS: dict[str, TaskDefinition] = {
     task.spec.name: task
     for task in [
         _task("rt_polarity", "classification", ("negative", "positive"), ("accuracy",), ("vader",),
-              embedded.load_rt_polarity, "SST-2 (built from the same Rotten Tomatoes sentences)"),
+              embedded.load_rt_polarity, "SST-2 (built from the same Rotten Tomatoes sentences)",
+              zero_shot="sentiment"),
         _task("snli_100k", "entailment", embedded.SNLI_LABELS, ("accuracy",), ("snli_subset",),
               embedded.load_snli, "SNLI (real SNLI 1.0 pairs: 100k-train subset, full test)"),
         _task("vitaminc", "entailment", ("entailment", "not_entailment"), ("accuracy",), ("bigbench",),
@@ -66,7 +68,7 @@ EMBEDDED_TASKS: dict[str, TaskDefinition] = {
               embedded.load_sts_benchmark, "STS-B (the STS benchmark itself: its train, dev and test pairs)"),
         _task("social_iqa", "multiple_choice", (), ("accuracy",), ("bigbench",),
               embedded.load_social_iqa, "RACE / Story Cloze (context + question, 3 candidate answers)",
-              carved_fractions={"test": 0.512, "dev": 0.1024}),  # of its 1,954 rows: 1,000 test, 200 dev, 754 train
+              carved_fractions={"test": 0.512, "dev": 0.1024}, zero_shot="choice"),  # of its 1,954 rows: 1,000 test, 200 dev, 754 train
     ]
 }
 

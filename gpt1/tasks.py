@@ -26,6 +26,10 @@ class TaskDefinition:
     # Shares of train to carve for a missing dev/test split instead of data.task_*_fraction, so that a
     # small task still gets a test set large enough for a useful interval (about ±3 points at 1,000 rows).
     carved_fractions: dict[str, float] | None = None
+    # Which of the paper's zero-shot heuristics reads this task (gpt1/zeroshot_tasks.py): "sentiment" (SST-2's
+    # " very" + label word), "acceptability" (CoLA's thresholded average log-probability), "choice" (RACE's
+    # and Story Cloze's most probable answer), or None.
+    zero_shot: str | None = None
 
 
 def make_splits(found: dict[str, list[Example]], task: str, seed: int, dev_fraction: float,

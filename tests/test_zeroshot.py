@@ -15,13 +15,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gpt1 import zeroshot
+from gpt1 import zeroshot, zeroshot_tasks
+from gpt1 import zeroshot_scoring as scoring
 from gpt1.bpe import END_OF_WORD, Gpt1Bpe
 from gpt1.config import load_params
 from gpt1.errors import UserError
 from gpt1.model import build_model, save_model
 from gpt1.records import ClassificationExample, MultipleChoiceExample, TaskSpec, write_examples
-from gpt1.zeroshot import Candidate, ZeroShotTask
+from gpt1.zeroshot_tasks import Candidate, ZeroShotTask
 
 REPO = Path(__file__).resolve().parents[1]
 CHARACTERS = sorted(set(string.ascii_lowercase + ".,?'!-\n"))
@@ -77,7 +78,7 @@ def project(tmp_path_factory, bpe) -> SimpleNamespace:
         (root / "tasks" / name).mkdir(parents=True)
         (root / "tasks" / name / "task.json").write_text(spec.to_json())
         write_examples(root / "tasks" / name / "test.jsonl", examples)
-    agreement = root / "raw" / zeroshot.AGREEMENT_FILE
+    agreement = root / "raw" / zeroshot_tasks.AGREEMENT_FILE
     agreement.parent.mkdir(parents=True)
     agreement.write_text(json.dumps({"name": "tse-easy", "examples": PAIRS}))
     for kind in ("transformer", "lstm"):
@@ -168,17 +169,56 @@ def test_figure_has_one_panel_per_heuristic_and_is_not_blank(project):
     assert len(colours) > 10  # white, black text, two line colours, their bands, grey chance lines, ...
 
 
-def test_a_missing_task_skips_its_heuristics_and_none_at_all_is_an_error(project, bpe, tmp_path, caplog):
-    only_choice = tmp_path / "tasks"
-    (only_choice / "social_iqa").mkdir(parents=True)
-    for name in ("task.json", "test.jsonl"):
-        (only_choice / "social_iqa" / name).write_bytes((project.root / "tasks" / "social_iqa" / name).read_bytes())
-    with caplog.at_level("WARNING", logger="gpt1.zeroshot"):
-        tasks = zeroshot.load_tasks(bpe, only_choice, project.root / "raw", None)
-    assert [task.name for task in tasks] == ["agreement", "social_iqa"]
-    assert "rt_polarity" in caplog.text
+def test_heuristics_follow_the_selected_tasks_and_none_at_all_is_an_error(project, bpe, tmp_path):
+    tasks_dir, raw_dir = project.root / "tasks", project.root / "raw"
+    chosen = zeroshot_tasks.load_tasks(bpe, tasks_dir, raw_dir, ["social_iqa"], None, 0)
+    assert [task.name for task in chosen] == ["agreement", "social_iqa"]
+    every = zeroshot_tasks.load_tasks(bpe, tasks_dir, raw_dir, ["social_iqa", "snli_100k", "rt_polarity"], None, 0)
+    assert [task.name for task in every] == ["rt_polarity", "rt_polarity_pmi", "agreement", "social_iqa"]
     with pytest.raises(UserError, match="no zero-shot heuristic"):
-        zeroshot.load_tasks(bpe, tmp_path / "absent", tmp_path / "absent", None)
+        zeroshot_tasks.load_tasks(bpe, tasks_dir, tmp_path / "absent", ["snli_100k"], None, 0)
+    with pytest.raises(UserError, match=r"sst2 has no task.json/test.jsonl; run `gpt1 prepare`"):
+        zeroshot_tasks.load_tasks(bpe, tasks_dir, raw_dir, ["sst2"], None, 0)
+
+
+def _prepared(root: Path, name: str, family: str, labels: tuple[str, ...], splits: dict[str, list]) -> None:
+    spec = TaskSpec(name=name, family=family, labels=labels, metrics=("accuracy",), source="test")
+    (root / name).mkdir(parents=True)
+    (root / name / "task.json").write_text(spec.to_json())
+    for split, examples in splits.items():
+        write_examples(root / name / f"{split}.jsonl", examples)
+
+
+def test_the_paper_profiles_tasks_bring_their_heuristics(bpe, tmp_path):
+    """CoLA -> thresholded acceptability, SST-2 -> " very", RACE and Story Cloze -> most probable answer; the
+    paper profile downloads no agreement pairs, and its zero-shot stage runs on these alone."""
+    sentences = [ClassificationExample("the dog runs.", 1), ClassificationExample("dog the runs.", 0),
+                 ClassificationExample("it is here.", 1)]
+    _prepared(tmp_path, "cola", "classification", ("unacceptable", "acceptable"),
+              {"train": sentences, "test": sentences})
+    _prepared(tmp_path, "sst2", "classification", ("negative", "positive"), {"test": REVIEWS})
+    for name in ("race", "story_cloze"):
+        _prepared(tmp_path, name, "multiple_choice", (), {"test": QUESTIONS})
+    chosen = zeroshot_tasks.load_tasks(bpe, tmp_path, tmp_path / "no_raw",
+                                       ["race", "cola", "mnli", "sst2", "story_cloze"], None, 0)
+    assert [(task.name, task.stands_for) for task in chosen] == [
+        ("sst2", "SST-2"), ("sst2_pmi", "SST-2, PMI"), ("cola", "CoLA"), ("race", "RACE"), ("story_cloze", "RACE")]
+    assert chosen[1].candidates == chosen[0].candidates and len(chosen[0].candidates) == len(REVIEWS)
+    cola = chosen[2]
+    assert cola.accept_share == pytest.approx(2 / 3) and cola.labels == (1, 0, 1)
+    assert cola.chance == pytest.approx(2 / 3 * 2 / 3 + 1 / 3 * 1 / 3)
+
+
+def test_acceptability_calls_the_best_scored_share_acceptable(bpe):
+    task = zeroshot_tasks.acceptability_task(
+        [ClassificationExample(text, label) for text, label in [("a", 1), ("b", 0), ("c", 1), ("d", 0)]], 0.5, bpe)
+    # per example: (summed log-prob, tokens); averages -1, -2, -3, -4: "a" and "b" are called acceptable
+    summed = np.array([[-1.0, 1], [-4.0, 2], [-9.0, 3], [-16.0, 4]])
+    assert scoring.accuracy(task, summed) == 0.5
+    summed[2] = [-0.5, 1]  # now "a" and "c", the acceptable ones, score best
+    assert scoring.accuracy(task, summed) == 1.0
+    tied = np.array([[-1.0, 1]] * 4)  # equal scores: the earlier examples go first, no coin flips
+    assert scoring.accuracy(task, tied) == 0.5
 
 
 # --- rising over pretraining -------------------------------------------------------------------------
@@ -229,23 +269,23 @@ def boosted(bpe: Gpt1Bpe, token: str, amount: float = 5.0) -> UnigramLM:
 
 
 def test_very_heuristic_picks_the_more_probable_label_word(bpe):
-    task = zeroshot.sentiment_task(REVIEWS, ("negative", "positive"), bpe)
+    task = zeroshot_tasks.sentiment_task(REVIEWS, ("negative", "positive"), bpe)
     very = tuple(bpe.encode("very"))
     assert all(c.context[-len(very):] == very for cs in task.candidates for c in cs)
     # "positive" and "negative" share t, i, v, e</w>; "p" occurs only in "positive", "g" only in "negative"
-    assert zeroshot.evaluate(boosted(bpe, "p"), task, 64) == 0.75  # always "positive": 3 of 4 reviews
-    assert zeroshot.evaluate(boosted(bpe, "g"), task, 64) == 0.25  # always "negative"
+    assert scoring.evaluate(boosted(bpe, "p"), task, 64) == 0.75  # always "positive": 3 of 4 reviews
+    assert scoring.evaluate(boosted(bpe, "g"), task, 64) == 0.25  # always "negative"
 
 
 def test_pmi_subtracts_the_unconditional_log_probability_of_each_label_word(bpe):
     model = tiny_model("transformer", bpe.vocab_size, 5)
-    raw = zeroshot.sentiment_task(REVIEWS, ("negative", "positive"), bpe)
-    pmi = zeroshot.sentiment_task(REVIEWS, ("negative", "positive"), bpe, calibrated=True)
-    assert (pmi.name, pmi.chance, pmi.candidates) == ("rt_polarity_pmi", 0.5, raw.candidates)
-    raw_scores, pmi_scores = (zeroshot.candidate_scores(task, zeroshot.score_candidates(
-        model, zeroshot.task_candidates(task), 32)) for task in (raw, pmi))
+    raw = zeroshot_tasks.sentiment_task(REVIEWS, ("negative", "positive"), bpe)
+    pmi = zeroshot_tasks.sentiment_task(REVIEWS, ("negative", "positive"), bpe, calibrated=True)
+    assert (pmi.name, pmi.chance, pmi.candidates) == ("sentiment_pmi", 0.5, raw.candidates)
+    raw_scores, pmi_scores = (scoring.candidate_scores(task, scoring.score_candidates(
+        model, scoring.task_candidates(task), 32)) for task in (raw, pmi))
     # log P(word | document start, "very"), computed here from the model's own next-token log-probabilities
-    very = zeroshot.document_start(bpe) + tuple(bpe.encode("very"))
+    very = zeroshot_tasks.document_start(bpe) + tuple(bpe.encode("very"))
     unconditional = []
     for word in ("negative", "positive"):
         ids = torch.tensor([very + tuple(bpe.encode(word))])
@@ -255,68 +295,68 @@ def test_pmi_subtracts_the_unconditional_log_probability_of_each_label_word(bpe)
     assert np.allclose(raw_scores - pmi_scores, np.tile(unconditional, len(REVIEWS)), atol=1e-4)
     assert not np.allclose(unconditional, 0)
     # scored together, the shared candidates give each task the accuracy it gets alone
-    together = zeroshot.evaluate_many(model, [raw, pmi], 32, batch_size=2)
-    assert together == [zeroshot.evaluate(model, raw, 32), zeroshot.evaluate(model, pmi, 32)]
+    together = scoring.evaluate_many(model, [raw, pmi], 32, batch_size=2)
+    assert together == [scoring.evaluate(model, raw, 32), scoring.evaluate(model, pmi, 32)]
 
 
 def test_pmi_undoes_a_prior_for_one_label_word(bpe):
     # A context-free preference for "p" makes the exact heuristic always say "positive"; PMI cancels it: tie.
-    pmi = zeroshot.sentiment_task(REVIEWS, ("negative", "positive"), bpe, calibrated=True)
-    assert zeroshot.evaluate(boosted(bpe, "p"), pmi, 64) == 0.0
+    pmi = zeroshot_tasks.sentiment_task(REVIEWS, ("negative", "positive"), bpe, calibrated=True)
+    assert scoring.evaluate(boosted(bpe, "p"), pmi, 64) == 0.0
 
 
 def test_multi_token_label_words_score_the_product_of_their_token_probabilities(bpe):
     # Uniform next-token probabilities: a product favours the shorter word, an average would tie (= wrong).
     uniform = UnigramLM(torch.zeros(bpe.vocab_size))
-    short_wins = zeroshot.sentiment_task([ClassificationExample("ok", 1)], ("ab", "c"), bpe)
+    short_wins = zeroshot_tasks.sentiment_task([ClassificationExample("ok", 1)], ("ab", "c"), bpe)
     assert [len(c.continuation) for c in short_wins.candidates[0]] == [2, 1]
-    assert zeroshot.evaluate(uniform, short_wins, 64) == 1.0
-    long_loses = zeroshot.sentiment_task([ClassificationExample("ok", 0)], ("ab", "c"), bpe)
-    assert zeroshot.evaluate(uniform, long_loses, 64) == 0.0
+    assert scoring.evaluate(uniform, short_wins, 64) == 1.0
+    long_loses = zeroshot_tasks.sentiment_task([ClassificationExample("ok", 0)], ("ab", "c"), bpe)
+    assert scoring.evaluate(uniform, long_loses, 64) == 0.0
 
 
 def test_multiple_choice_scores_only_the_answer_tokens(bpe):
     logits = torch.linspace(-3, 3, bpe.vocab_size)
     log_probs = F.log_softmax(logits, dim=-1)
     candidate = Candidate(context=(1, 2, 3, 4), continuation=(5, 6))
-    summed, count = zeroshot.score_candidates(UnigramLM(logits), [candidate], max_positions=64)[0]
+    summed, count = scoring.score_candidates(UnigramLM(logits), [candidate], max_positions=64)[0]
     assert count == 2
     assert summed == pytest.approx(float(log_probs[5] + log_probs[6]), abs=1e-5)
-    task = zeroshot.choice_task(QUESTIONS, bpe)
-    start = zeroshot.document_start(bpe)
+    task = zeroshot_tasks.choice_task(QUESTIONS, bpe)
+    start = zeroshot_tasks.document_start(bpe)
     for example, candidates in zip(QUESTIONS, task.candidates):
         assert [c.continuation for c in candidates] == [tuple(bpe.encode(choice)) for choice in example.choices]
         assert {c.context for c in candidates} == {start + tuple(bpe.encode(example.context))}
 
 
 def test_answer_letters_decide_multiple_choice(bpe):
-    task = zeroshot.choice_task(QUESTIONS, bpe)
+    task = zeroshot_tasks.choice_task(QUESTIONS, bpe)
     logits = torch.zeros(bpe.vocab_size)
     logits[bpe.encoder["u"]] = 6.0  # only "buy milk" has a "u"
     logits[bpe.encoder["d" + END_OF_WORD]] = 6.0  # only "sad" ends in "d"
-    assert zeroshot.evaluate(UnigramLM(logits), task, 64) == 1.0
+    assert scoring.evaluate(UnigramLM(logits), task, 64) == 1.0
     logits = torch.zeros(bpe.vocab_size)
     logits[bpe.encoder["f"]] = 6.0  # "fly" (wrong) wins the first question
     logits[bpe.encoder["t"]] = 6.0  # "tall" (wrong) wins the second
-    assert zeroshot.evaluate(UnigramLM(logits), task, 64) == 0.0
+    assert scoring.evaluate(UnigramLM(logits), task, 64) == 0.0
 
 
 def test_agreement_compares_average_log_probabilities_and_drops_broken_pairs(project, bpe):
-    pairs = zeroshot.read_agreement(project.root / "raw" / zeroshot.AGREEMENT_FILE)
+    pairs = zeroshot_tasks.read_agreement(project.root / "raw" / zeroshot_tasks.AGREEMENT_FILE)
     assert pairs[1] == ("the dog runs.", "the dog run.")
     assert len(pairs) == 3
-    task = zeroshot.agreement_task(pairs, bpe)
+    task = zeroshot_tasks.agreement_task(pairs, bpe)
     assert task.average and task.labels == (0, 0, 0)
     # "s" boosted: "runs" beats "run", but "is" and "writes" beat "are" and "write": 1 of 3 right
-    assert zeroshot.evaluate(boosted(bpe, "s" + END_OF_WORD), task, 64) == pytest.approx(1 / 3)
+    assert scoring.evaluate(boosted(bpe, "s" + END_OF_WORD), task, 64) == pytest.approx(1 / 3)
     with pytest.raises(UserError, match="gpt1 download"):
-        zeroshot.read_agreement(project.root / "absent.json")
+        zeroshot_tasks.read_agreement(project.root / "absent.json")
 
 
 def test_a_tie_counts_as_wrong():
     task = ZeroShotTask("t", "", 0.5, False, ((Candidate((1,), (2,)), Candidate((1,), (3,))),), (0,))
-    assert zeroshot.accuracy(task, np.array([[-1.0, 1], [-1.0, 1]])) == 0.0
-    assert zeroshot.accuracy(task, np.array([[-0.5, 1], [-1.0, 1]])) == 1.0
+    assert scoring.accuracy(task, np.array([[-1.0, 1], [-1.0, 1]])) == 0.0
+    assert scoring.accuracy(task, np.array([[-0.5, 1], [-1.0, 1]])) == 1.0
 
 
 # --- scoring with real models ------------------------------------------------------------------------
@@ -326,8 +366,8 @@ def test_a_tie_counts_as_wrong():
 def test_padding_and_batching_match_an_unpadded_forward_pass(bpe, kind):
     model = tiny_model(kind, bpe.vocab_size, 7)
     candidates = [Candidate(tuple(range(10, 10 + n)), tuple(range(40, 40 + m))) for n, m in [(1, 3), (6, 2), (3, 5)]]
-    batched = zeroshot.score_candidates(model, candidates, max_positions=32, batch_size=3)
-    single = zeroshot.score_candidates(model, candidates, max_positions=32, batch_size=1)
+    batched = scoring.score_candidates(model, candidates, max_positions=32, batch_size=3)
+    single = scoring.score_candidates(model, candidates, max_positions=32, batch_size=1)
     assert np.allclose(batched, single, atol=1e-5)
     for candidate, (summed, count) in zip(candidates, batched):
         ids = torch.tensor([candidate.context + candidate.continuation])
@@ -343,8 +383,8 @@ def test_long_contexts_are_cut_from_the_left(bpe):
     model = tiny_model("transformer", bpe.vocab_size, 3)  # 32 positions
     long = Candidate(tuple(range(5, 55)), (60, 61))
     cut = Candidate(tuple(range(55 - 31, 55)), (60, 61))  # 31 context + 2 continuation = 33 ids, 32 inputs
-    assert zeroshot._fit(long, 32) == (cut.context + cut.continuation, 31)
-    scores = zeroshot.score_candidates(model, [long, cut], max_positions=32)
+    assert scoring._fit(long, 32) == (cut.context + cut.continuation, 31)
+    scores = scoring.score_candidates(model, [long, cut], max_positions=32)
     assert np.allclose(scores[0], scores[1], atol=1e-5)
     assert not math.isnan(scores[0, 0])
 
@@ -371,6 +411,6 @@ def test_checkpoints_are_sorted_and_the_final_model_is_the_last_step(tmp_path):
 def test_choice_chance_is_the_mean_over_rows_with_different_numbers_of_candidates(bpe):
     # BIG-bench's social_iqa has a few two-answer rows among the three-answer ones.
     rows = [*QUESTIONS, MultipleChoiceExample("sam dropped a cup. what happens?", ("it breaks", "it sings"), 0)]
-    task = zeroshot.choice_task(rows, bpe)
+    task = zeroshot_tasks.choice_task(rows, bpe)
     assert task.chance == pytest.approx((1 / 3 + 1 / 3 + 1 / 2) / 3)
     assert [len(candidates) for candidates in task.candidates] == [3, 3, 2]

@@ -7,13 +7,13 @@ rule zeroshot:
         "data/pretrain/lstm/checkpoints",
         "data/pretrain/transformer/model.safetensors",
         "data/pretrain/lstm/model.safetensors",
-        code("zeroshot", "bpe", "text", "records", "task_data", "embedded", "catalog", "sources", "model", "lm_loss", "dropout"),
+        code("zeroshot", "zeroshot_scoring", "zeroshot_tasks", "registry", "paper_tasks", "tasks", "bpe", "text", "records", "task_data", "embedded", "catalog", "sources", "model", "lm_loss", "dropout"),
     output:
         "results/zero_shot.csv",
         "results/zero_shot_trend.csv",
         "results/zero_shot.png",
     params:
-        **P("seed", "finetune.max_eval_examples", "finetune.device", "pretrain.max_steps", "model.n_positions"),
+        **P("seed", "data.tasks", "finetune.max_eval_examples", "finetune.device", "pretrain.max_steps", "model.n_positions"),
     conda:
         "../envs/gpt1.yaml"
     log:
