@@ -102,6 +102,12 @@ def _layer_figure(args, params) -> None:
                                 Path("results/layer_transfer_trend.csv"), Path("results/layer_transfer.png"))
 
 
+def _profile(args, params) -> None:
+    from gpt1 import profiles
+
+    print(profiles.describe(args.files, args.params, as_yaml=args.yaml))
+
+
 def _benchmark(args, params) -> None:
     from gpt1 import benchmark
 
@@ -131,6 +137,7 @@ STAGES = {
     "zeroshot": (_zeroshot, "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)"),
     "ablation": (_ablation, "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md"),
     "layer-figure": (_layer_figure, "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png"),
+    "profile": (_profile, "print the `dvc exp run -S ...` line that applies profiles (or, --yaml, the composed params)"),
     "benchmark": (_benchmark, "training throughput of our model vs transformers' OpenAIGPTLMHeadModel"),
     "import-weights": (_import_weights, "convert released GPT-1 weights (HF folder or OpenAI's npy files)"),
 }
@@ -163,6 +170,8 @@ def _configure_logging(args) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpt1", description=__doc__)
     parser.add_argument("--params", type=Path, default=DEFAULT_PARAMS, help="parameters file (default: params.yaml)")
+    parser.add_argument("--profile", type=Path, action="append", default=[], metavar="FILE",
+                        help="a profile merged over the parameters (only the keys it changes); repeat to compose")
     commands = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
     parsers = {name: commands.add_parser(name, help=text, description=text) for name, (_, text) in STAGES.items()}
     parsers["pretrain"].add_argument("--model", choices=["transformer", "lstm"], required=True)
@@ -181,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--threads", type=int, default=None, help="torch CPU threads for both models")
     bench.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default="auto",
                        help="autocast for both models (auto: bf16 on CUDA, fp32 on CPU)")
+    parsers["profile"].add_argument("files", type=Path, nargs="+", help="profiles, e.g. profiles/paper.yaml")
+    parsers["profile"].add_argument("--yaml", action="store_true", help="print the composed parameters instead")
     importer = parsers["import-weights"]
     importer.add_argument("source", type=Path, help="folder: config.json + model.safetensors/pytorch_model.bin, "
                           "or params_shapes.json + params_0..9.npy")
@@ -193,8 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler, _ = STAGES[args.stage]
     try:
-        params = load_params(args.params)
-        _configure_logging(args)
+        params = load_params(args.params, args.profile)
+        if args.stage != "profile":  # its output is the command's result, and it writes no log
+            _configure_logging(args)
         handler(args, params)
     except UserError as error:
         print(f"gpt1 {args.stage}: error: {error}", file=sys.stderr)

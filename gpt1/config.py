@@ -1,14 +1,15 @@
 """params.yaml -> typed, validated configuration.
 
-Every stage starts by loading params.yaml through `load_params`; a misspelt key, a wrong type or an
-out-of-range value stops it with one line naming the key and what is allowed. Code reads typed
+Every stage starts by loading params.yaml through `load_params`, with any profiles merged over it
+(`gpt1 --profile profiles/paper.yaml ...`); a misspelt key, a wrong type or an out-of-range value stops it
+with one line naming the key and what is allowed. Code reads typed
 attributes (`params.bpe.merges`), never raw dict keys.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Sequence
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -23,6 +24,11 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
 
 
+class MirrorParams(Section):
+    url: str = Field(pattern=r"^(https?|file)://\S+$")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="of the file at url; checked before extraction")
+
+
 class DataParams(Section):
     corpus: list[str] = Field(min_length=1, description="corpus parts for pretraining (see gpt1/registry.py)")
     tasks: list[str] = Field(min_length=1, description="fine-tuning tasks (see gpt1/registry.py)")
@@ -31,6 +37,20 @@ class DataParams(Section):
     task_test_fraction: float = Field(gt=0, lt=0.5)
     min_dedup_chars: int = Field(ge=0, description="paragraphs at least this long are deduplicated")
     local_paths: dict[str, Optional[str]] = Field(default_factory=dict)
+    mirrors: dict[str, MirrorParams] = Field(default_factory=dict, description="source name -> another copy")
+
+    @field_validator("mirrors")
+    @classmethod
+    def _mirrors_replace_downloads(cls, mirrors: dict) -> dict:
+        from gpt1 import registry
+        from gpt1.sources import LocalFolder
+
+        for name in mirrors:
+            source = registry.SOURCES.get(name)
+            if source is None or isinstance(source.archive, LocalFolder):
+                downloaded = sorted(n for n, s in registry.SOURCES.items() if not isinstance(s.archive, LocalFolder))
+                raise ValueError(f"'{name}' is not a downloaded source; allowed: {', '.join(downloaded)}")
+        return mirrors
 
     @field_validator("corpus", "tasks")
     @classmethod
@@ -203,15 +223,38 @@ def parse_params(raw: Any, source: str = "params") -> Params:
         raise UserError(_format_error(error, source)) from None
 
 
-def load_params(path: Path | str = DEFAULT_PARAMS) -> Params:
+def read_yaml(path: Path | str) -> Any:
     path = Path(path)
     if not path.exists():
         raise UserError(f"{path} not found; run from the project root or pass --params PATH")
     try:
-        raw = yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(error, "problem", None) or "cannot parse"
         raise UserError(f"{path} is not valid YAML{where}: {problem}") from None
-    return parse_params(raw, str(path))
+
+
+def merge(base: Any, overlay: Any) -> Any:
+    """`overlay` over `base`: mappings merge key by key, anything else (a list too) replaces."""
+    if isinstance(base, dict) and isinstance(overlay, dict):
+        return {**base, **{key: merge(base.get(key), value) for key, value in overlay.items()}}
+    return overlay
+
+
+def compose_raw(path: Path | str = DEFAULT_PARAMS, profiles: Sequence[Path | str] = ()) -> tuple[Any, str]:
+    """params.yaml with each profile merged over it in turn, unvalidated, and a name for error messages."""
+    raw = read_yaml(path)
+    for profile in profiles:
+        overlay = read_yaml(profile)
+        if not isinstance(overlay, dict):
+            raise UserError(f"{profile}: a profile is a mapping of the params.yaml keys it changes")
+        raw = merge(raw, overlay)
+    return raw, " + ".join(map(str, [path, *profiles]))
+
+
+def load_params(path: Path | str = DEFAULT_PARAMS, profiles: Sequence[Path | str] = ()) -> Params:
+    """params.yaml, with `profiles` (files holding only the keys they change, e.g. profiles/paper.yaml) over it."""
+    raw, source = compose_raw(path, profiles)
+    return parse_params(raw, source)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import shutil
@@ -10,15 +11,26 @@ from pathlib import Path
 from gpt1 import registry
 from gpt1.atomic import atomic_write_text
 from gpt1.config import Params
-from gpt1.sources import LocalFolder, default_cache_dir, fetch_source
+from gpt1.sources import LocalFolder, Source, UrlArchive, default_cache_dir, fetch_source
 
 log = logging.getLogger(__name__)
+
+
+def mirrored(source: Source, mirrors: dict) -> Source:
+    """`source` fetched from data.mirrors' copy where one is given: same name and members, the pinned
+    sha256 of that copy."""
+    mirror = mirrors.get(source.name)
+    if mirror is None:
+        return source
+    archive = UrlArchive(url=mirror.url, filename=source.archive.filename, sha256=mirror.sha256)
+    return dataclasses.replace(source, archive=archive)
 
 
 def run(params: Params, raw: Path = Path("data/raw"), cache_dir: Path | None = None) -> None:
     cache_dir = cache_dir or default_cache_dir()
     raw.mkdir(parents=True, exist_ok=True)
-    wanted = registry.sources_needed(params.data.corpus, params.data.tasks)
+    wanted = [mirrored(source, params.data.mirrors)
+              for source in registry.sources_needed(params.data.corpus, params.data.tasks)]
     for source in wanted:
         members = fetch_source(source, cache_dir, raw, params.data.local_paths)
         log.info("%s: %d file(s) from %s", source.name, len(members), source.archive.label)

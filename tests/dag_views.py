@@ -34,6 +34,7 @@ def _as_json(value) -> str:
 
 
 def dvc_stages(root: Path) -> dict[str, StageView]:
+    """DVC's own resolution of root/dvc.yaml with root/params.yaml, keyed by stage address."""
     from dvc.repo import Repo
 
     params = yaml.safe_load((root / "params.yaml").read_text())
@@ -47,21 +48,23 @@ def dvc_stages(root: Path) -> dict[str, StageView]:
                     deps.add(dep.def_path)
                 else:
                     values.update(_as_json(_lookup(params, key)) for key in keys)
-            views[stage.addressing] = StageView(
+            views[stage.name] = StageView(
                 command=stage.cmd, deps=frozenset(deps), outs=frozenset(o.def_path for o in stage.outs),
                 params=frozenset(values),
             )
     return views
 
 
-def snakemake_jobs(root: Path, targets: list[str] | None = None) -> dict[str, StageView]:
+def snakemake_jobs(root: Path, targets: list[str] | None = None, configfiles: tuple[Path, ...] = ()
+                   ) -> dict[str, StageView]:
     """Jobs Snakemake would run for `targets` (default: its default target), keyed by their command."""
     from snakemake.api import SnakemakeApi
-    from snakemake.settings.types import DAGSettings, OutputSettings, Quietness, ResourceSettings
+    from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
 
     views = {}
     with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
         workflow_api = api.workflow(resource_settings=ResourceSettings(cores=1),
+                                    config_settings=ConfigSettings(configfiles=list(configfiles)),
                                     snakefile=root / "workflow" / "Snakefile", workdir=root)
         workflow_api.dag(dag_settings=DAGSettings(targets=set(targets or []), forceall=True))
         # The public API prints DAGs but does not return them; these two calls are what its

@@ -87,6 +87,14 @@ BAD = {
     "missing_leaf": ("bpe.merges", DELETE, ["missing key 'bpe.merges'"]),
     "missing_section": ("model", DELETE, ["missing key 'model'"]),
     "missing_deep": ("pretrain.lstm.max_lr", DELETE, ["missing key 'pretrain.lstm.max_lr'"]),
+    "mirror_unknown": ("data.mirrors", {"glue": {"url": "https://x/y.zip", "sha256": "0" * 64}},
+                       ["'data.mirrors'", "'glue' is not a downloaded source", "glue_cola"]),
+    "mirror_local": ("data.mirrors", {"books": {"url": "https://x/y.zip", "sha256": "0" * 64}},
+                     ["'books' is not a downloaded source"]),
+    "mirror_sha": ("data.mirrors", {"glue_cola": {"url": "https://x/y.zip", "sha256": "abc"}},
+                   ["'data.mirrors.glue_cola.sha256'"]),
+    "mirror_url": ("data.mirrors", {"glue_cola": {"url": "x/y.zip", "sha256": "0" * 64}},
+                   ["'data.mirrors.glue_cola.url'"]),
 }
 
 

@@ -1,24 +1,26 @@
 """One tiny version of params.yaml for every test that needs a whole parameter file.
 
-Tests start from the real params.yaml (so a new section or key is exercised at once) and shrink the
-model, the LSTM and whatever section a test names; layer-transfer depths and seeds are cut to fit.
+Tests start from the real params.yaml with profiles/tiny.yaml over it (so a new section or key is exercised
+at once, and the tiny profile is the one the tests run), give the model and the LSTM the shapes the unit
+tests expect, and update whatever section a test names; layer-transfer depths and seeds are cut to fit.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
+from gpt1.config import compose_raw
 
 ROOT = Path(__file__).resolve().parents[1]
+TINY_PROFILE = ROOT / "profiles" / "tiny.yaml"
 TINY_MODEL = dict(n_positions=32, n_layer=2, n_head=2, d_model=32, d_ff=64, dropout=0.1)
 TINY_LSTM = dict(n_layer=1, d_embed=32, d_hidden=48, dropout=0.1)
 
 
 def tiny_raw_params(**sections: dict) -> dict:
-    """params.yaml as a plain dict (it can go to a subprocess or a file) with a tiny model and LSTM;
-    each keyword updates that section's keys, e.g. `tiny_raw_params(model={"n_layer": 1})`."""
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    """params.yaml + profiles/tiny.yaml as a plain dict (it can go to a subprocess or a file) with the unit
+    tests' model and LSTM; each keyword updates that section's keys, e.g. `tiny_raw_params(model={"n_layer": 1})`."""
+    raw, _ = compose_raw(ROOT / "params.yaml", [TINY_PROFILE])
     raw["model"], raw["lstm"] = dict(TINY_MODEL), dict(TINY_LSTM)
     for name, values in sections.items():
         raw[name].update(values)

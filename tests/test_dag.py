@@ -1,0 +1,124 @@
+"""dvc.yaml is the one declaration of the DAG: gpt1/dag.py resolves it as DVC does, the Snakefile's rules are
+built from that resolution, and each stage depends on exactly the code it imports."""
+
+import ast
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dag_views import dvc_stages, snakemake_jobs
+from gpt1 import dag
+from gpt1.config import compose_raw
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILES = {"default": (), "tiny": ("profiles/tiny.yaml",), "paper": ("profiles/paper.yaml",),
+            "paper+tiny": ("profiles/paper.yaml", "profiles/tiny.yaml")}
+MODULE_OF = {"tokenize": "encode", "layer-transfer": "finetune", "ablation": "analysis",
+             "layer-figure": "analysis"}
+# Modules whose edits cannot change a stage's outputs, so stages do not list them and the import walk stops
+# at them: exception types, write-then-rename, and the params.yaml schema (a stage lists the params it reads
+# under `params:`, and params.yaml sets every key; config.py would otherwise drag in every data loader
+# through the task registry it validates names against).
+NEUTRAL = {"errors", "atomic", "config"}
+
+
+def composed(profile: str) -> dict:
+    return compose_raw(ROOT / "params.yaml", [ROOT / path for path in PROFILES[profile]])[0]
+
+
+def _as_json(value) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_our_resolution_is_dvcs(profile, tmp_path):
+    """For every shipped profile, gpt1/dag.py expands dvc.yaml exactly as DVC does (foreach, matrix, ${})."""
+    from dvc.repo import Repo
+
+    shutil.copy(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    params = composed(profile)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    Repo.init(str(tmp_path), no_scm=True).close()
+    theirs = dvc_stages(tmp_path)
+    ours = {stage.name: stage for stage in dag.resolve(ROOT / "dvc.yaml", params)}
+    assert set(ours) == set(theirs)
+    for name, stage in ours.items():
+        view = theirs[name]
+        assert stage.command == view.command, name
+        assert frozenset(stage.deps) == view.deps and frozenset(stage.outs) == view.outs, name
+        assert frozenset(_as_json(dag.lookup(params, key)) for key in stage.params) == view.params, name
+
+
+@pytest.mark.parametrize("profile", ["default", "paper+tiny"])
+def test_snakemake_runs_every_resolved_stage_with_the_same_command_files_and_params(profile):
+    params = composed(profile)
+    stages = dag.resolve(ROOT / "dvc.yaml", params)
+    jobs = snakemake_jobs(ROOT, configfiles=tuple(ROOT / path for path in PROFILES[profile]))
+    flags = "".join(f"--profile {path} " for path in PROFILES[profile])
+    assert len(jobs) == len(stages)  # `rule all` reaches every stage
+    for stage in stages:
+        job = jobs[stage.command.replace("gpt1 ", f"gpt1 {flags}", 1)]
+        assert job.outs == frozenset(stage.outs), stage.name
+        assert job.deps == frozenset(dag.inputs(stage, stages)), stage.name
+        assert job.params == frozenset(_as_json(dag.lookup(params, key)) for key in stage.params), stage.name
+
+
+def test_a_folder_dependency_becomes_the_runs_inside_it():
+    stages = dag.resolve(ROOT / "dvc.yaml", composed("default"))
+    ablation = next(stage for stage in stages if stage.name == "ablation")
+    runs = dag.inputs(ablation, stages)
+    assert "results/finetune" in ablation.deps and "results/finetune" not in runs
+    assert "results/finetune/sts_b/no_pretrain" in runs and "results/scores.csv" in runs
+
+
+def test_snakemake_refuses_config_overrides_that_the_commands_would_not_see():
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, Quietness, ResourceSettings
+
+    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+        with pytest.raises(Exception, match="--config overrides do not reach the gpt1 commands"):
+            api.workflow(resource_settings=ResourceSettings(cores=1), config_settings=ConfigSettings(
+                config={"seed": 3}), snakefile=ROOT / "workflow" / "Snakefile", workdir=ROOT).dag()
+
+
+def gpt1_imports(module: str) -> set[str]:
+    """The gpt1 modules that gpt1/<module>.py imports, at the top or inside functions."""
+    found = set()
+    for node in ast.walk(ast.parse((ROOT / "gpt1" / f"{module}.py").read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "gpt1":
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("gpt1."):
+            found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[1] for alias in node.names if alias.name.startswith("gpt1.")}
+    return found
+
+
+def imported_closure(module: str) -> set[str]:
+    """`module` and every gpt1 module it reaches through imports, not walking through NEUTRAL ones."""
+    seen, todo = set(), [module]
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            if current not in NEUTRAL:
+                todo.extend(gpt1_imports(current))
+    return seen
+
+
+def test_stages_depend_on_exactly_the_code_they_import():
+    """Editing a module that a stage runs must re-run the stage, and only those modules are listed."""
+    for stage in dag.resolve(ROOT / "dvc.yaml", composed("default")):
+        expected = {f"gpt1/{module}.py" for module in imported_closure(MODULE_OF.get(stage.verb, stage.verb)) - NEUTRAL}
+        declared = {dep for dep in stage.deps if dep.startswith("gpt1/")}
+        assert declared == expected, (f"stage '{stage.name}': missing {sorted(expected - declared)}, "
+                                      f"not imported {sorted(declared - expected)}")
+
+
+def test_the_import_walk_sees_late_imports_and_the_neutral_modules_exist():
+    assert "registry" in gpt1_imports("download")  # imported inside a function
+    assert {"bpe", "text"} <= imported_closure("finetune")  # through gpt1.transforms
+    assert all((ROOT / "gpt1" / f"{module}.py").is_file() for module in NEUTRAL)
