@@ -5,7 +5,7 @@ precision, thread count and device. One timed "step" is forward + loss + backwar
 optimizer step + zero_grad, synchronised on CUDA. The two models are timed in alternating rounds after a
 warm-up, so a slow patch of a shared machine hits both; the reported figure is the median round.
 
-Each result also carries the GPU yardstick of the paper's throughput anchors (gpt1.pretrain.flops_per_token:
+Each result also carries the GPU yardstick of the paper's throughput anchors (gpt1.train.pretrain.flops_per_token:
 6 N + 12 L d T per token) as achieved TFLOP/s and MFU against H100 dense bf16 (989 TFLOP/s).
 """
 
@@ -21,8 +21,8 @@ from typing import Callable
 
 import torch
 
-from gpt1.model import GPT1, TransformerConfig, decay_groups
-from gpt1.pretrain import flops_per_token, model_flops_utilisation
+from gpt1.model.lm import GPT1, TransformerConfig, decay_groups
+from gpt1.train.pretrain import flops_per_token, model_flops_utilisation
 
 # A mid-size shape between the CPU default and GPT-1 (the task's suggestion).
 MID_SIZE = dict(n_layer=6, d_model=512, n_head=8, d_ff=2048, n_positions=256)
@@ -32,7 +32,7 @@ def build_reference(config: TransformerConfig) -> torch.nn.Module:
     """transformers' OpenAI GPT at our config (same shape, dropout, init range, tied output)."""
     from transformers import OpenAIGPTConfig, OpenAIGPTLMHeadModel
 
-    from gpt1.weights import hf_config_dict
+    from gpt1.model.weights import hf_config_dict
 
     settings = hf_config_dict(config)
     settings.pop("model_type"), settings.pop("architectures")

@@ -1,8 +1,14 @@
-"""One command line, `gpt1 <stage>`: the only thing dvc.yaml and the Snakefile call."""
+"""One command line, `gpt1 <stage>`: the only thing dvc.yaml and the Snakefile call.
+
+Each DAG stage is a module of gpt1/stages with `main(args, params)` and, where the stage takes options,
+`add_arguments(parser)`; it is imported only when its command runs, so `gpt1 download` never loads torch.
+The other commands (profile, benchmark, import-weights) are tools, not stages.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from pathlib import Path
@@ -11,95 +17,6 @@ from gpt1.config import DEFAULT_PARAMS, load_params
 from gpt1.errors import UserError
 
 LOG_DIR = Path("logs")
-
-
-def _download(args, params) -> None:
-    from gpt1 import download
-
-    download.run(params)
-
-
-def _prepare(args, params) -> None:
-    from gpt1 import prepare
-
-    prepare.run(params)
-
-
-def _bpe(args, params) -> None:
-    from gpt1 import bpe
-
-    if params.bpe.import_from:
-        bpe.import_released(Path(params.bpe.import_from), params.bpe.merges)
-    else:
-        bpe.run(params.bpe.merges)
-
-
-def _tokenize(args, params) -> None:
-    from gpt1 import encode
-
-    encode.run()
-
-
-def _pretrain(args, params) -> None:
-    from gpt1 import pretrain
-
-    pretrain.run(params, args.model)
-
-
-def _seeds(args, configured: list[int]) -> list[int]:
-    """The configured seeds (what the DAG runs, in one process), or the one `--seed` names for a one-off run."""
-    return configured if args.seed is None else [args.seed]
-
-
-def _finetune(args, params) -> None:
-    from gpt1 import finetune
-
-    finetune.run_seeds(params, args.task, args.variant, _seeds(args, params.finetune.seeds))
-
-
-def _layer_transfer(args, params) -> None:
-    from gpt1 import finetune
-
-    out = Path("results/layer_transfer") / args.task / f"layers{args.layers}"
-    finetune.run_seeds(params, args.task, "full", _seeds(args, params.analysis.layer_transfer_seeds), out_root=out,
-                       transfer_layers=args.layers)
-
-
-def _baselines(args, params) -> None:
-    from gpt1 import baselines
-
-    baselines.run(params)
-
-
-def _evaluate(args, params) -> None:
-    from gpt1 import evaluate
-
-    evaluate.run(params)
-
-
-def _zeroshot(args, params) -> None:
-    from gpt1 import zeroshot
-
-    zeroshot.run(params)
-
-
-def _ablation(args, params) -> None:
-    from gpt1 import analysis
-
-    analysis.run_ablation(Path("results/scores.csv"), Path("data/tasks"), Path("results/finetune"), params.data.tasks,
-                          params.finetune.seeds, params.finetune.max_train_examples, Path("results/ablation.csv"),
-                          Path("results/ablation_std.csv"), Path("results/ablation_intervals.csv"),
-                          Path("results/ablation.md"), baselines_json=Path("results/baselines.json"),
-                          out_baselines_csv=Path("results/ablation_baselines.csv"))
-
-
-def _layer_figure(args, params) -> None:
-    from gpt1 import analysis
-
-    settings = params.analysis
-    analysis.run_layer_transfer(Path("results"), settings.layer_transfer_tasks, settings.layer_transfer_layers,
-                                settings.layer_transfer_seeds, params.model.n_layer, Path("results/layer_transfer.csv"),
-                                Path("results/layer_transfer_trend.csv"), Path("results/layer_transfer.png"))
 
 
 def _profile(args, params) -> None:
@@ -116,31 +33,37 @@ def _benchmark(args, params) -> None:
 
 
 def _import_weights(args, params) -> None:
-    from gpt1 import weights
-    from gpt1.model import save_model
+    from gpt1.model import weights
+    from gpt1.model.lm import save_model
 
     model = weights.import_weights(args.source, n_head=args.n_head)
     save_model(model, args.out)
-    logging.getLogger("gpt1.weights").info("wrote %s (%d parameters)", args.out, model.num_parameters())
+    logging.getLogger("gpt1.model.weights").info("wrote %s (%d parameters)", args.out, model.num_parameters())
 
 
-STAGES = {
-    "download": (_download, "fetch the corpus and task files (sha256-pinned, cached)"),
-    "prepare": (_prepare, "clean, deduplicate, decontaminate and split the corpus; split the tasks"),
-    "bpe": (_bpe, "train GPT-1's BPE on the training corpus"),
-    "tokenize": (_tokenize, "encode the corpus splits to memory-mappable token arrays"),
-    "pretrain": (_pretrain, "pretrain the Transformer or the LSTM language model (resumes after interruption)"),
-    "finetune": (_finetune, "fine-tune one (task, variant), every seed, with the paper's input transformations"),
-    "layer-transfer": (_layer_transfer, "fine-tune with only the first k pretrained blocks transferred, every seed"),
-    "baselines": (_baselines, "majority-class and TF-IDF + logistic regression baselines"),
-    "evaluate": (_evaluate, "gather every test metric into results/scores.csv and results/metrics.json"),
-    "zeroshot": (_zeroshot, "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)"),
-    "ablation": (_ablation, "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md"),
-    "layer-figure": (_layer_figure, "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png"),
+STAGES = {  # command -> (module of gpt1.stages, help)
+    "download": ("download", "fetch the corpus and task files (sha256-pinned, cached)"),
+    "prepare": ("prepare", "clean, deduplicate, decontaminate and split the corpus; split the tasks"),
+    "bpe": ("bpe", "train GPT-1's BPE on the training corpus"),
+    "tokenize": ("tokenize", "encode the corpus splits to memory-mappable token arrays"),
+    "pretrain": ("pretrain", "pretrain the Transformer or the LSTM language model (resumes after interruption)"),
+    "finetune": ("finetune", "fine-tune one (task, variant), every seed, with the paper's input transformations"),
+    "layer-transfer": ("layer_transfer", "fine-tune with only the first k pretrained blocks transferred, every seed"),
+    "baselines": ("baselines", "majority-class and TF-IDF + logistic regression baselines"),
+    "evaluate": ("evaluate", "gather every test metric into results/scores.csv and results/metrics.json"),
+    "zeroshot": ("zeroshot", "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)"),
+    "ablation": ("ablation", "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md"),
+    "layer-figure": ("layer_figure", "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png"),
+}
+TOOLS = {
     "profile": (_profile, "print the `dvc exp run -S ...` line that applies profiles (or, --yaml, the composed params)"),
     "benchmark": (_benchmark, "training throughput of our model vs transformers' OpenAIGPTLMHeadModel"),
     "import-weights": (_import_weights, "convert released GPT-1 weights (HF folder or OpenAI's npy files)"),
 }
+
+
+def stage_module(command: str):
+    return importlib.import_module(f"gpt1.stages.{STAGES[command][0]}")
 
 
 def log_path(args) -> Path:
@@ -173,14 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", type=Path, action="append", default=[], metavar="FILE",
                         help="a profile merged over the parameters (only the keys it changes); repeat to compose")
     commands = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
-    parsers = {name: commands.add_parser(name, help=text, description=text) for name, (_, text) in STAGES.items()}
-    parsers["pretrain"].add_argument("--model", choices=["transformer", "lstm"], required=True)
-    for name in ("finetune", "layer-transfer"):
-        parsers[name].add_argument("--task", required=True, help="a task of data.tasks")
-        parsers[name].add_argument("--seed", type=int, default=None,
-                                   help="run this seed only (default: every seed params.yaml lists)")
-    parsers["finetune"].add_argument("--variant", choices=["full", "no_pretrain", "no_aux_lm", "lstm"], required=True)
-    parsers["layer-transfer"].add_argument("--layers", type=int, required=True, help="pretrained blocks kept")
+    texts = {name: text for name, (_, text) in {**STAGES, **TOOLS}.items()}
+    parsers = {name: commands.add_parser(name, help=text, description=text) for name, text in texts.items()}
+    # Only the stages that take options are imported here (pretrain, finetune, layer-transfer; none loads
+    # torch at import time), so building the parser stays cheap.
+    for name in ("pretrain", "finetune", "layer-transfer"):
+        stage_module(name).add_arguments(parsers[name])
     bench = parsers["benchmark"]
     bench.add_argument("--configs", nargs="+", default=None, help="named configs (default: default mid)")
     bench.add_argument("--steps", type=int, default=5, help="timed steps per round")
@@ -202,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handler, _ = STAGES[args.stage]
+    handler = TOOLS[args.stage][0] if args.stage in TOOLS else stage_module(args.stage).main
     try:
         params = load_params(args.params, args.profile)
         if args.stage != "profile":  # its output is the command's result, and it writes no log

@@ -9,7 +9,7 @@ attributes (`params.bpe.merges`), never raw dict keys.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Literal, Optional, Sequence, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from gpt1.errors import UserError
 
 DEFAULT_PARAMS = Path("params.yaml")
+Variant = Literal["full", "no_pretrain", "no_aux_lm", "lstm"]  # Table 5's methods
+VARIANTS: tuple[str, ...] = get_args(Variant)
 
 
 class Section(BaseModel):
@@ -30,8 +32,8 @@ class MirrorParams(Section):
 
 
 class DataParams(Section):
-    corpus: list[str] = Field(min_length=1, description="corpus parts for pretraining (see gpt1/registry.py)")
-    tasks: list[str] = Field(min_length=1, description="fine-tuning tasks (see gpt1/registry.py)")
+    corpus: list[str] = Field(min_length=1, description="corpus parts for pretraining (see gpt1/data/registry.py)")
+    tasks: list[str] = Field(min_length=1, description="fine-tuning tasks (see gpt1/data/registry.py)")
     corpus_val_fraction: float = Field(gt=0, lt=0.5)
     task_dev_fraction: float = Field(gt=0, lt=0.5)
     task_test_fraction: float = Field(gt=0, lt=0.5)
@@ -42,8 +44,8 @@ class DataParams(Section):
     @field_validator("mirrors")
     @classmethod
     def _mirrors_replace_downloads(cls, mirrors: dict) -> dict:
-        from gpt1 import registry
-        from gpt1.sources import LocalFolder
+        from gpt1.data import registry
+        from gpt1.data.sources import LocalFolder
 
         for name in mirrors:
             source = registry.SOURCES.get(name)
@@ -55,7 +57,7 @@ class DataParams(Section):
     @field_validator("corpus", "tasks")
     @classmethod
     def _known_and_unique(cls, names: list[str], info) -> list[str]:
-        from gpt1 import registry  # late: the registry imports loaders, which import this package
+        from gpt1.data import registry  # late: the registry imports loaders, which import this package
 
         known = registry.CORPORA if info.field_name == "corpus" else registry.TASKS
         for name in names:
@@ -132,7 +134,7 @@ class PretrainParams(Section):
 class FinetuneParams(Section):
     """The paper: lr 6.25e-5, batch 32, 3 epochs, warmup 0.2 % then linear decay, λ 0.5, dropout 0.1."""
 
-    variants: list[Literal["full", "no_pretrain", "no_aux_lm", "lstm"]] = Field(min_length=1)
+    variants: list[Variant] = Field(min_length=1)
     seeds: list[int] = Field(min_length=1)
     lr: float = Field(gt=0, lt=1)
     no_pretrain_lr: Optional[float] = Field(default=None, gt=0, lt=1,

@@ -37,10 +37,6 @@ class Stage:
         """The gpt1 subcommand the stage runs."""
         return self.command.split()[1]
 
-    @property
-    def trains(self) -> bool:
-        return self.verb in TRAINING_COMMANDS
-
 
 def lookup(values: dict, dotted: str) -> Any:
     current: Any = values
@@ -77,24 +73,27 @@ def _stage(name: str, body: dict, context: dict) -> Stage:
                  params=tuple(body.get("params") or ()))
 
 
-def _instances(name: str, declared: dict, params: dict) -> list[Stage]:
+def _instances(name: str, declared: dict, params: dict) -> list[tuple[tuple[str, ...], Stage]]:
+    """(wildcard values, stage) for each instance of a declared stage."""
     if "foreach" in declared:
         items = interpolate(declared["foreach"], params)
         pairs = items.items() if isinstance(items, dict) else ((item, item) for item in items)
-        return [_stage(f"{name}@{key}", declared["do"], {**params, "key": key, "item": item}) for key, item in pairs]
+        return [((str(key),), _stage(f"{name}@{key}", declared["do"], {**params, "key": key, "item": item}))
+                for key, item in pairs]
     if "matrix" in declared:
         axes = {axis: interpolate(values, params) for axis, values in declared["matrix"].items()}
         combos = [dict(zip(axes, values)) for values in itertools.product(*axes.values())]
         body = {key: value for key, value in declared.items() if key != "matrix"}
-        return [_stage(f"{name}@{'-'.join(map(str, combo.values()))}", body, {**params, "item": combo})
+        return [(tuple(map(str, combo.values())),
+                 _stage(f"{name}@{'-'.join(map(str, combo.values()))}", body, {**params, "item": combo}))
                 for combo in combos]
-    return [_stage(name, declared, params)]
+    return [((), _stage(name, declared, params))]
 
 
 def resolve(dvc_yaml: Path | str, params: dict) -> list[Stage]:
     """Every stage of `dvc_yaml`, foreach/matrix expanded, for the parameter values `params`."""
     declared = yaml.safe_load(Path(dvc_yaml).read_text())["stages"]
-    return [stage for name, body in declared.items() for stage in _instances(name, body, params)]
+    return [stage for name, body in declared.items() for _, stage in _instances(name, body, params)]
 
 
 def inputs(stage: Stage, stages: list[Stage]) -> list[str]:
@@ -113,10 +112,54 @@ def is_folder(path: str) -> bool:
     return Path(path).suffix == ""
 
 
-def param_values(stage: Stage, params: dict) -> dict[str, Any]:
-    """The values of the params a stage lists, keyed so that Snakemake accepts them as names."""
-    return {key.replace(".", "__"): lookup(params, key) for key in stage.params}
+@dataclass(frozen=True)
+class Template:
+    """One declared stage as one rule with wildcards: `foreach` gives the wildcard `key`, `matrix` one per
+    axis. Paths hold `{name}`, the command `{wildcards.name}` (Snakemake's spellings)."""
+
+    name: str
+    command: str
+    outs: tuple[str, ...]
+    param_names: tuple[str, ...]  # the same for every instance (e.g. pretrain's `${item}` -> "item")
+    wildcards: tuple[str, ...]
+    instances: dict[tuple[str, ...], Stage]  # wildcard values -> the resolved stage
+
+    @property
+    def trains(self) -> bool:
+        return self.command.split()[1] in TRAINING_COMMANDS
+
+    def instance(self, values: dict) -> Stage:
+        return self.instances[tuple(str(values[name]) for name in self.wildcards)]
+
+    def constraints(self) -> dict[str, str]:
+        """Each wildcard matches only the values dvc.yaml resolves to, so no rule claims another's paths."""
+        return {name: "|".join(sorted({re.escape(values[index]) for values in self.instances}, key=len,
+                                      reverse=True))
+                for index, name in enumerate(self.wildcards)}
 
 
-def rule_name(stage: Stage) -> str:
-    return re.sub(r"\W", "_", stage.name)
+def _placeholders(declared: dict, params: dict) -> tuple[tuple[str, ...], dict]:
+    """The wildcards of a declared stage and a context that turns its references into `{wildcard}`."""
+    if "foreach" in declared:
+        return ("key",), {**params, "key": "{key}", "item": "{item}"}
+    if "matrix" in declared:
+        axes = tuple(declared["matrix"])
+        return axes, {**params, "item": {axis: f"{{{axis}}}" for axis in axes}}
+    return (), params
+
+
+def templates(dvc_yaml: Path | str, params: dict) -> list[Template]:
+    declared = yaml.safe_load(Path(dvc_yaml).read_text())["stages"]
+    result = []
+    for name, body in declared.items():
+        wildcards, context = _placeholders(body, params)
+        pattern = _stage(name, body.get("do", body), context)
+        if "{item}" in " ".join((pattern.command, *pattern.outs)):
+            raise UserError(f"dvc.yaml stage '{name}': ${{item}} of a foreach may only appear in params; use ${{key}}")
+        command = pattern.command
+        for wildcard in wildcards:
+            command = command.replace(f"{{{wildcard}}}", f"{{wildcards.{wildcard}}}")
+        instances = dict(_instances(name, body, params))
+        param_names = tuple(re.sub(r"\W", "_", key.replace(".", "__")).strip("_") for key in pattern.params)
+        result.append(Template(name, command, pattern.outs, param_names, wildcards, instances))
+    return result

@@ -5,9 +5,11 @@ import json
 import pandas as pd
 import pytest
 
-from gpt1 import analysis
+from gpt1.eval import analysis
+from gpt1.stages.ablation import run_ablation
+from gpt1.stages.layer_figure import run_layer_transfer
 from gpt1.errors import UserError
-from gpt1.records import TaskSpec
+from gpt1.data.records import TaskSpec
 
 SPECS = {
     "sent": TaskSpec("sent", "classification", ("neg", "pos"), ("accuracy",), "x", "SST-2"),
@@ -94,7 +96,7 @@ def _run_ablation(root, tasks, seeds, baselines=BASELINES_JSON):
         (root / "tasks" / task / "task.json").write_text(ALL_SPECS[task].to_json())
         (root / "tasks" / task / "train.jsonl").write_text("{}\n" * 20)
     (root / "baselines.json").write_text(json.dumps(baselines, indent=2, sort_keys=True))
-    return analysis.run_ablation(root / "scores.csv", root / "tasks", root / "finetune", tasks, seeds, 1500,
+    return run_ablation(root / "scores.csv", root / "tasks", root / "finetune", tasks, seeds, 1500,
                                  root / "ablation.csv", root / "ablation_std.csv", root / "intervals.csv",
                                  root / "ablation.md", baselines_json=root / "baselines.json",
                                  out_baselines_csv=root / "ablation_baselines.csv")
@@ -145,7 +147,7 @@ def test_baseline_finding_counts_a_tie_as_no_win():
 
 def test_missing_scores_is_a_clear_error(tmp_path):
     with pytest.raises(UserError, match="run `gpt1 evaluate` first"):
-        analysis.run_ablation(tmp_path / "scores.csv", tmp_path, tmp_path, ["sent"], [1], None, tmp_path / "a.csv",
+        run_ablation(tmp_path / "scores.csv", tmp_path, tmp_path, ["sent"], [1], None, tmp_path / "a.csv",
                               tmp_path / "b.csv", tmp_path / "i.csv", tmp_path / "c.md",
                               baselines_json=tmp_path / "baselines.json", out_baselines_csv=tmp_path / "d.csv")
 
@@ -159,7 +161,7 @@ def test_missing_baselines_is_a_clear_error(tmp_path, baselines, message):
     with pytest.raises(UserError, match=message):
         if baselines is None:
             (tmp_path / "baselines.json").unlink(missing_ok=True)
-            analysis.run_ablation(tmp_path / "scores.csv", tmp_path, tmp_path, ["sent", "sim"], [1], None,
+            run_ablation(tmp_path / "scores.csv", tmp_path, tmp_path, ["sent", "sim"], [1], None,
                                   tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "i.csv", tmp_path / "c.md",
                                   baselines_json=tmp_path / "baselines.json", out_baselines_csv=tmp_path / "d.csv")
         else:
@@ -183,7 +185,7 @@ def _layer_transfer_runs(root, depth=3, seeds=(1, 2)):
 
 
 def _run_layer_transfer(root):
-    return analysis.run_layer_transfer(root, ["nli"], [0, 1, 2], [1, 2], 3, root / "lt.csv", root / "trend.csv",
+    return run_layer_transfer(root, ["nli"], [0, 1, 2], [1, 2], 3, root / "lt.csv", root / "trend.csv",
                                        root / "lt.png")
 
 

@@ -4,9 +4,9 @@ from collections import Counter
 
 import pytest
 
-from gpt1.bpe import SPECIAL_TOKENS, Gpt1Bpe, WordSplitter, count_words, train_merges
+from gpt1.tokenizer.bpe import SPECIAL_TOKENS, Gpt1Bpe, WordSplitter, count_words, train_merges
 from gpt1.errors import UserError
-from gpt1.text import clean
+from gpt1.data.text import clean
 
 MERGES = 600
 
@@ -104,7 +104,7 @@ def test_load_names_the_missing_file(tmp_path):
 
 
 def test_released_files_can_replace_training(trained, tmp_path):
-    from gpt1.bpe import import_released
+    from gpt1.tokenizer.bpe import import_released
 
     bpe, folder = trained
     imported = import_released(folder, MERGES, out=tmp_path / "bpe")

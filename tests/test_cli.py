@@ -41,12 +41,13 @@ def test_import_weights_names_an_unknown_folder(tmp_path):
 
 def test_finetune_runs_every_seed_unless_one_is_named_and_logs_accordingly():
     """The DAG runs every seed in one process (one log per stage job); `--seed` is a one-off with its own log."""
-    from gpt1.cli import _seeds, build_parser, log_path
+    from gpt1.cli import build_parser, log_path
+    from gpt1.train.finetune import selected_seeds
 
     parser = build_parser()
     every = parser.parse_args(["finetune", "--task", "rt_polarity", "--variant", "full"])
     one = parser.parse_args(["finetune", "--task", "rt_polarity", "--variant", "full", "--seed", "7"])
-    assert _seeds(every, [1, 2, 3]) == [1, 2, 3] and _seeds(one, [1, 2, 3]) == [7]
+    assert selected_seeds(every.seed, [1, 2, 3]) == [1, 2, 3] and selected_seeds(one.seed, [1, 2, 3]) == [7]
     assert log_path(every) == Path("logs/finetune/rt_polarity/full.log")
     assert log_path(one) == Path("logs/finetune/rt_polarity/full/seed7.log")
     layers = parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2"])

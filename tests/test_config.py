@@ -12,7 +12,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from gpt1 import registry
+from gpt1.data import registry
 from gpt1.config import Params, load_params, parse_params
 from gpt1.errors import UserError
 

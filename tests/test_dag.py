@@ -16,12 +16,11 @@ from gpt1.config import compose_raw
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = {"default": (), "tiny": ("profiles/tiny.yaml",), "paper": ("profiles/paper.yaml",),
             "paper+tiny": ("profiles/paper.yaml", "profiles/tiny.yaml")}
-MODULE_OF = {"tokenize": "encode", "layer-transfer": "finetune", "ablation": "analysis",
-             "layer-figure": "analysis"}
 # Modules whose edits cannot change a stage's outputs, so stages do not list them and the import walk stops
 # at them: exception types, write-then-rename, and the params.yaml schema (a stage lists the params it reads
 # under `params:`, and params.yaml sets every key; config.py would otherwise drag in every data loader
-# through the task registry it validates names against).
+# through the task registry it validates names against). Package __init__ files hold only a docstring
+# (tests/test_layout.py), so they are not listed either.
 NEUTRAL = {"errors", "atomic", "config"}
 
 
@@ -84,16 +83,24 @@ def test_snakemake_refuses_config_overrides_that_the_commands_would_not_see():
                 config={"seed": 3}), snakefile=ROOT / "workflow" / "Snakefile", workdir=ROOT).dag()
 
 
+def source_of(module: str) -> Path:
+    """gpt1/<module as a path>.py for a dotted module below gpt1 (e.g. "train.finetune")."""
+    return ROOT / "gpt1" / (module.replace(".", "/") + ".py")
+
+
 def gpt1_imports(module: str) -> set[str]:
-    """The gpt1 modules that gpt1/<module>.py imports, at the top or inside functions."""
+    """The gpt1 modules (dotted, below gpt1) that `module` imports, at the top or inside functions."""
     found = set()
-    for node in ast.walk(ast.parse((ROOT / "gpt1" / f"{module}.py").read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "gpt1":
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("gpt1."):
-            found.add(node.module.split(".")[1])
+    for node in ast.walk(ast.parse(source_of(module).read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "gpt1":
+            package = node.module.partition(".")[2]
+            if package and source_of(package).is_file():  # from gpt1.data.records import TaskSpec
+                found.add(package)
+            else:  # from gpt1.data import records, registry
+                found |= {f"{package}.{alias.name}".strip(".") for alias in node.names
+                          if source_of(f"{package}.{alias.name}".strip(".")).is_file()}
         elif isinstance(node, ast.Import):
-            found |= {alias.name.split(".")[1] for alias in node.names if alias.name.startswith("gpt1.")}
+            found |= {alias.name.partition(".")[2] for alias in node.names if alias.name.startswith("gpt1.")}
     return found
 
 
@@ -109,16 +116,31 @@ def imported_closure(module: str) -> set[str]:
     return seen
 
 
+def stage_module(stage: dag.Stage) -> str:
+    return "stages." + stage.verb.replace("-", "_")
+
+
 def test_stages_depend_on_exactly_the_code_they_import():
     """Editing a module that a stage runs must re-run the stage, and only those modules are listed."""
     for stage in dag.resolve(ROOT / "dvc.yaml", composed("default")):
-        expected = {f"gpt1/{module}.py" for module in imported_closure(MODULE_OF.get(stage.verb, stage.verb)) - NEUTRAL}
+        expected = {str(source_of(module).relative_to(ROOT)) for module in imported_closure(stage_module(stage)) - NEUTRAL}
         declared = {dep for dep in stage.deps if dep.startswith("gpt1/")}
         assert declared == expected, (f"stage '{stage.name}': missing {sorted(expected - declared)}, "
                                       f"not imported {sorted(declared - expected)}")
 
 
 def test_the_import_walk_sees_late_imports_and_the_neutral_modules_exist():
-    assert "registry" in gpt1_imports("download")  # imported inside a function
-    assert {"bpe", "text"} <= imported_closure("finetune")  # through gpt1.transforms
-    assert all((ROOT / "gpt1" / f"{module}.py").is_file() for module in NEUTRAL)
+    assert "data.registry" in gpt1_imports("stages.download")  # imported inside a function
+    assert "train.finetune" in gpt1_imports("stages.finetune")  # `from gpt1.train.finetune import ...`, late
+    assert {"tokenizer.bpe", "data.text"} <= imported_closure("train.finetune")  # through model.transforms
+    assert "data.registry" in gpt1_imports("data.prepare")  # `from gpt1.data import embedded, registry`
+    assert all(source_of(module).is_file() for module in NEUTRAL)
+
+
+def test_the_slurm_profile_sets_resources_of_rules_that_exist_and_of_every_training_rule():
+    """Snakemake names its rules after dvc.yaml's stages; a renamed stage must not leave the GPU settings behind."""
+    profile = yaml.safe_load((ROOT / "workflow/profiles/slurm/config.yaml").read_text())
+    names = {template.name: template for template in dag.templates(ROOT / "dvc.yaml", composed("default"))}
+    assert set(profile["set-resources"]) <= set(names)
+    training = {name for name, template in names.items() if template.trains}
+    assert training == {name for name, values in profile["set-resources"].items() if values.get("gpu")}

@@ -9,7 +9,7 @@ import sys
 
 import torch
 
-from gpt1.model import build_model
+from gpt1.model.lm import build_model
 from test_pretrain import ROOT, run_in_subprocess, runner_command, state_dict, subprocess_environment, \
     tiny_raw_params, write_tokens
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from gpt1.dropout import Dropout, dropout
+from gpt1.model.dropout import Dropout, dropout
 
 
 def test_drops_at_the_requested_rate_and_keeps_the_expectation():

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from gpt1 import finetune
+from gpt1.train import finetune
 from gpt1.config import Params, parse_params
 from gpt1.errors import UserError
-from gpt1.heads import TaskModel, collate, lm_loss
-from gpt1.model import build_model, save_model
-from gpt1.records import (
+from gpt1.model.heads import TaskModel, collate, lm_loss
+from gpt1.model.lm import build_model, save_model
+from gpt1.data.records import (
     ClassificationExample,
     EntailmentExample,
     MultipleChoiceExample,
@@ -21,8 +21,8 @@ from gpt1.records import (
     TaskSpec,
     write_examples,
 )
-from gpt1.task_data import load_task_data
-from gpt1.transforms import EncodedExample
+from gpt1.data.task_data import load_task_data
+from gpt1.model.transforms import EncodedExample
 from test_transforms import tiny_bpe
 from tiny import TINY_LSTM, TINY_MODEL, tiny_raw_params
 

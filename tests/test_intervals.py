@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from gpt1.errors import UserError
-from gpt1.intervals import Predictions, _pearson, paired_differences, read_predictions, resampled_scores
+from gpt1.eval.intervals import Predictions, _pearson, paired_differences, read_predictions, resampled_scores
 
 
 def _classifier(correct_fraction: float, examples: int = 400, seeds: int = 2, offset: int = 0) -> Predictions:

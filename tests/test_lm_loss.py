@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gpt1.lm_loss import linear_cross_entropy
+from gpt1.model.lm_loss import linear_cross_entropy
 
 
 def _inputs(rows=37, width=16, vocab=50, seed=0):

@@ -12,11 +12,13 @@ import pytest
 from scipy import stats
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
-from gpt1 import baselines, evaluate
+from gpt1.eval import baselines
+from gpt1.stages import baselines as baselines_stage
+from gpt1.stages import evaluate
 from gpt1.errors import UserError
-from gpt1.metrics import score
-from gpt1.records import ClassificationExample, SimilarityExample, TaskSpec, write_examples
-from gpt1.task_data import load_task_data
+from gpt1.eval.metrics import score
+from gpt1.data.records import ClassificationExample, SimilarityExample, TaskSpec, write_examples
+from gpt1.data.task_data import load_task_data
 from test_finetune import SPECS, TASKS, tiny_params, write_task
 
 MRPC = TaskSpec("mrpc", "similarity", ("not_paraphrase", "paraphrase"), ("f1", "accuracy"), "test")
@@ -40,7 +42,7 @@ def test_accuracy_matches_scikit_learns_on_random_labels():
 
 def test_a_fine_tuning_process_does_not_import_scipy_or_sklearn_up_front():
     """58 fine-tuning processes each paid 1-2 s for them; they load when a metric needs them."""
-    check = "import sys, gpt1.finetune; print(sorted(m for m in ('scipy.stats', 'sklearn') if m in sys.modules))"
+    check = "import sys, gpt1.train.finetune; print(sorted(m for m in ('scipy.stats', 'sklearn') if m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True).stdout == "[]\n"
 
 
@@ -111,9 +113,9 @@ def test_tfidf_cosine_baseline_scores_word_overlap(tmp_path):
 
 def test_baselines_run_writes_every_task_deterministically(tasks_dir, tmp_path):
     out = tmp_path / "baselines.json"
-    first = baselines.run(tiny_params(), tasks_dir, out)
+    first = baselines_stage.run(tiny_params(), tasks_dir, out)
     text = out.read_text()
-    baselines.run(tiny_params(), tasks_dir, out)
+    baselines_stage.run(tiny_params(), tasks_dir, out)
     assert out.read_text() == text and list(json.loads(text)) == sorted(TASKS) and set(first) == set(TASKS)
     assert set(first["snli_100k"]) == {"majority", "tfidf_logreg"}
 
@@ -133,7 +135,7 @@ def fake_results(results_dir, params, value=lambda task, variant, seed: 0.5 + se
 def test_evaluate_gathers_runs_and_baselines_into_three_tables(tasks_dir, tmp_path):
     params = tiny_params()  # 4 tasks, 4 variants, seeds 1 and 2
     results = tmp_path / "results"
-    baselines.run(params, tasks_dir, results / "baselines.json")
+    baselines_stage.run(params, tasks_dir, results / "baselines.json")
     fake_results(results, params)
     evaluate.run(params, results)
     scores = pd.read_csv(results / "scores.csv")
@@ -154,6 +156,6 @@ def test_evaluate_gathers_runs_and_baselines_into_three_tables(tasks_dir, tmp_pa
 def test_evaluate_names_a_missing_run(tasks_dir, tmp_path):
     params = tiny_params()
     results = tmp_path / "results"
-    baselines.run(params, tasks_dir, results / "baselines.json")
+    baselines_stage.run(params, tasks_dir, results / "baselines.json")
     with pytest.raises(UserError, match="gpt1 finetune --task rt_polarity --variant full --seed 1"):
         evaluate.run(params, results)

@@ -9,7 +9,7 @@ from safetensors import safe_open
 from transformers import OpenAIGPTConfig, OpenAIGPTLMHeadModel
 
 from gpt1.errors import UserError
-from gpt1.model import (
+from gpt1.model.lm import (
     GPT1,
     LSTMConfig,
     LSTMLanguageModel,
@@ -18,7 +18,7 @@ from gpt1.model import (
     load_model,
     save_model,
 )
-from gpt1.weights import from_hf_state_dict, to_hf_state_dict
+from gpt1.model.weights import from_hf_state_dict, to_hf_state_dict
 
 TINY = dict(vocab_size=100, n_positions=32, n_layer=2, n_head=4, d_model=64, d_ff=256)
 TINY_HF = dict(vocab_size=100, n_positions=32, n_layer=2, n_head=4, n_embd=64)
@@ -235,7 +235,7 @@ def test_saved_files_are_byte_identical_across_processes(tmp_path):
     import subprocess
     import sys
 
-    script = ("import sys, torch; from gpt1.model import build_model, save_model; torch.manual_seed(0); "
+    script = ("import sys, torch; from gpt1.model.lm import build_model, save_model; torch.manual_seed(0); "
               "save_model(build_model('transformer', dict(vocab_size=50, n_positions=16, n_layer=1, n_head=2, "
               "d_model=16, d_ff=32)), sys.argv[1])")
     for name in ("a", "b", "c"):
@@ -245,7 +245,7 @@ def test_saved_files_are_byte_identical_across_processes(tmp_path):
 
 def test_cpu_training_attention_equals_sdpa_when_nothing_is_dropped(monkeypatch):
     """The spelled-out CPU attention (used for its cheap dropout masks) computes what SDPA computes."""
-    import gpt1.model as model_module
+    import gpt1.model.lm as model_module
 
     torch.manual_seed(0)
     block = model_module.CausalSelfAttention(TransformerConfig(**{**TINY, "resid_dropout": 0.0}))

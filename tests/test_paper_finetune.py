@@ -9,14 +9,15 @@ import copy
 import pytest
 import yaml
 
-from gpt1 import finetune, prepare
-from gpt1.bpe import Gpt1Bpe, count_words, train_merges
+from gpt1.train import finetune
+from gpt1.data import prepare
+from gpt1.tokenizer.bpe import Gpt1Bpe, count_words, train_merges
 from gpt1.config import parse_params
-from gpt1.model import build_model, save_model
-from gpt1.paper_tasks import PAPER_SOURCES, PAPER_TASKS
-from gpt1.records import read_examples, texts_of
-from gpt1.sources import fetch_source
-from gpt1.text import clean
+from gpt1.model.lm import build_model, save_model
+from gpt1.data.paper_tasks import PAPER_SOURCES, PAPER_TASKS
+from gpt1.data.records import read_examples, texts_of
+from gpt1.data.sources import fetch_source
+from gpt1.data.text import clean
 from test_paper_tasks import CASES, server, served  # noqa: F401  (server is a fixture)
 
 import fixtures_paper as fx

@@ -87,9 +87,9 @@ def test_the_mirrors_were_used_and_recorded(paper_run):
 
 
 def test_every_command_got_the_profiles(paper_run):
-    # Snakemake prints each job's command (--printshellcmds) as a line of its own; the jobs' log lines start
-    # with "gpt1 <stage>:" instead.
-    commands = [line.strip() for line in paper_run.printed.splitlines() if line.strip().startswith("gpt1 --")]
+    # Snakemake prints each job's command (--printshellcmds) as "Shell command: ..." ("None" for `all`)
+    commands = {line.split("Shell command:", 1)[1].strip() for line in paper_run.printed.splitlines()
+                if "Shell command:" in line} - {"None"}
     flags = " ".join(f"--profile {path}" for path in paper_run.profiles)
-    assert len(commands) == 3 * 4 + 1 + 11  # finetune runs, one layer-transfer run, the other stages
-    assert all(command.startswith(f"gpt1 {flags} ") for command in commands)
+    assert len(commands) == 3 * 4 + 1 + 11, sorted(commands)  # finetune runs, one layer transfer, the rest
+    assert all(command.startswith(f"gpt1 {flags} ") for command in commands), sorted(commands)

@@ -13,13 +13,13 @@ from collections import Counter
 import pytest
 
 from gpt1.errors import UserError
-from gpt1.paper_tasks import BOOKS1_SOURCE, PAPER_SOURCES, PAPER_TASKS, load_books
-from gpt1.records import ClassificationExample as C
-from gpt1.records import EntailmentExample as E
-from gpt1.records import MultipleChoiceExample as M
-from gpt1.records import SimilarityExample as S
-from gpt1.sources import LocalFolder, Source, UrlArchive, fetch_source
-from gpt1.tasks import make_splits
+from gpt1.data.paper_tasks import BOOKS1_SOURCE, PAPER_SOURCES, PAPER_TASKS, load_books
+from gpt1.data.records import ClassificationExample as C
+from gpt1.data.records import EntailmentExample as E
+from gpt1.data.records import MultipleChoiceExample as M
+from gpt1.data.records import SimilarityExample as S
+from gpt1.data.sources import LocalFolder, Source, UrlArchive, fetch_source
+from gpt1.data.tasks import make_splits
 
 try:
     from tests import fixtures_paper as fx

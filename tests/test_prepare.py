@@ -7,11 +7,12 @@ import yaml
 
 from fixtures_embedded import (BENCH, CLAIMS, GENSIM, QUESTIONS, REVIEWS, SNLI_PREMISES, STS, STS_PAIRS,
                                write_embedded_raw)
-from gpt1 import embedded, prepare
+from gpt1.data import embedded
+from gpt1.stages import prepare
 from gpt1.config import parse_params
 from gpt1.errors import UserError
-from gpt1.records import read_examples, texts_of
-from gpt1.text import sentence_key, sentences
+from gpt1.data.records import read_examples, texts_of
+from gpt1.data.text import sentence_key, sentences
 
 TASK_FAMILIES = {"rt_polarity": "classification", "snli_100k": "entailment", "vitaminc": "entailment",
                  "lee_similarity": "similarity", "sts_b": "similarity", "social_iqa": "multiple_choice"}

@@ -18,12 +18,13 @@ import pytest
 import torch
 
 from gpt1.benchmark import flops_per_token, model_flops_utilisation, run_benchmark
-from gpt1.batches import WindowSampler, evaluation_starts, unigram_perplexity
+from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplexity
 from gpt1.config import parse_params
 from gpt1.errors import UserError
-from gpt1.model import TransformerConfig, build_model, load_model
-from gpt1.pretrain import (accumulation_steps, build_optimizer, checkpoint_steps, learning_rate_factor,
-                           load_resume, run)
+from gpt1.model.lm import TransformerConfig, build_model, load_model
+from gpt1.stages.pretrain import run
+from gpt1.train.pretrain import (accumulation_steps, build_optimizer, checkpoint_steps, learning_rate_factor,
+                                 load_resume)
 import tiny
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +57,7 @@ from pathlib import Path
 import torch
 torch.set_num_threads(1)  # the same arithmetic in every process that is compared
 from gpt1.config import parse_params
-from gpt1.pretrain import run
+from gpt1.stages.pretrain import run
 raw, kind, tokens, out, metrics = sys.argv[1:]
 result = run(parse_params(json.loads(Path(raw).read_text())), kind, Path(tokens), Path(out), Path(metrics))
 if os.environ.get("RANK", "0") == "0":  # under torchrun, one result line
@@ -286,7 +287,7 @@ def test_init_from_released_weights_without_training(tmp_path):
 
 def test_init_from_checks_the_shape(tmp_path):
     tokens = write_tokens(tmp_path / "tokens")
-    from gpt1.model import save_model
+    from gpt1.model.lm import save_model
 
     save_model(build_model("transformer", dict(vocab_size=VOCAB, n_positions=16, n_layer=1, n_head=2, d_model=32,
                                                d_ff=64)), tmp_path / "other.safetensors")

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from gpt1 import pretrain
+from gpt1.stages import pretrain
+from gpt1.train.pretrain import Trainer, checkpoint_steps
 from gpt1.config import parse_params
 from test_pretrain import one_thread, run_in_subprocess, runner_command, state_dict, subprocess_environment, \
     tiny_raw_params, write_tokens  # noqa: F401 (one_thread: an autouse fixture)
@@ -80,7 +81,7 @@ def test_resume_state_from_other_settings_starts_over(tmp_path, monkeypatch):
     tokens = write_tokens(tmp_path / "tokens")
     out = tmp_path / "out"
     with monkeypatch.context() as patch:  # a run that dies just before publishing its outputs
-        patch.setattr(pretrain._Trainer, "_publish", lambda self: (_ for _ in ()).throw(Crash()))
+        patch.setattr(Trainer, "_publish", lambda self: (_ for _ in ()).throw(Crash()))
         with pytest.raises(Crash):
             pretrain.run(parse_params(RAW), "transformer", tokens, out, tmp_path / "metrics")
     assert torch.load(out / "resume.pt", weights_only=True)["step"] == 95
@@ -92,6 +93,6 @@ def test_resume_state_from_other_settings_starts_over(tmp_path, monkeypatch):
     assert result["resumed_from_step"] == 0 and result["steps"] == 30
     # Only the new run's checkpoints: the dead run's staged ones (other steps) were dropped.
     names = {path.name for path in (out / "checkpoints").iterdir()}
-    expected = pretrain.checkpoint_steps(30, RAW["pretrain"]["checkpoints"])
+    expected = checkpoint_steps(30, RAW["pretrain"]["checkpoints"])
     assert names == {f"step_{step}.safetensors" for step in expected}
     assert not (out / "resume.pt").exists() and not (out / "resume-checkpoints").exists()

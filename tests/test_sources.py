@@ -1,4 +1,4 @@
-"""gpt1.sources: extraction (globs, strip_root, nested archives), safe extraction, checksums, the cache."""
+"""gpt1.data.sources: extraction (globs, strip_root, nested archives), safe extraction, checksums, the cache."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gpt1.errors import UserError
-from gpt1.sources import (
+from gpt1.data.sources import (
     LocalFolder,
     PackageArchive,
     Source,

@@ -1,7 +1,7 @@
 """What fine-tuning, the baselines and zero-shot evaluate: the same seeded sample of dev and test rows."""
 
-from gpt1.records import ClassificationExample
-from gpt1.task_data import seeded_subset
+from gpt1.data.records import ClassificationExample
+from gpt1.data.task_data import seeded_subset
 
 ROWS = [ClassificationExample(text=f"row {i}", label=i % 2) for i in range(3000)]
 

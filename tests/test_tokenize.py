@@ -4,9 +4,11 @@ import json
 
 import numpy as np
 
-from gpt1 import bpe as bpe_module
-from gpt1 import encode
-from gpt1.text import clean
+from gpt1.stages import bpe as bpe_stage
+from gpt1.stages import tokenize as tokenize_stage
+from gpt1.tokenizer import bpe as bpe_module
+from gpt1.tokenizer import encode
+from gpt1.data.text import clean
 
 
 def _corpus(folder, documents):
@@ -18,8 +20,8 @@ def _corpus(folder, documents):
 
 def test_token_arrays_round_trip(english_documents, tmp_path):
     _corpus(tmp_path / "corpus", english_documents)
-    trained = bpe_module.run(300, corpus=tmp_path / "corpus/train.jsonl", out=tmp_path / "bpe")
-    meta = encode.run(corpus=tmp_path / "corpus", bpe_folder=tmp_path / "bpe", out=tmp_path / "tokens")
+    trained = bpe_stage.run(300, corpus=tmp_path / "corpus/train.jsonl", out=tmp_path / "bpe")
+    meta = tokenize_stage.run(corpus=tmp_path / "corpus", bpe_folder=tmp_path / "bpe", out=tmp_path / "tokens")
 
     assert meta["dtype"] == "uint16" and meta["vocab_size"] == trained.vocab_size
     val = encode.load_tokens(tmp_path / "tokens", "val")

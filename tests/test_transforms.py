@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from gpt1.bpe import END_OF_WORD, Gpt1Bpe
+from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe
 from gpt1.errors import UserError
-from gpt1.records import (
+from gpt1.data.records import (
     ClassificationExample,
     EntailmentExample,
     MultipleChoiceExample,
@@ -16,7 +16,7 @@ from gpt1.records import (
     TaskSpec,
     check_examples,
 )
-from gpt1.transforms import (
+from gpt1.model.transforms import (
     SpecialIds,
     choice_sequence,
     encode_examples,

@@ -15,14 +15,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gpt1 import zeroshot, zeroshot_tasks
-from gpt1 import zeroshot_scoring as scoring
-from gpt1.bpe import END_OF_WORD, Gpt1Bpe
+from gpt1.eval import zeroshot, zeroshot_tasks
+from gpt1.stages import zeroshot as zeroshot_stage
+from gpt1.eval import zeroshot_scoring as scoring
+from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe
 from gpt1.config import load_params
 from gpt1.errors import UserError
-from gpt1.model import build_model, save_model
-from gpt1.records import ClassificationExample, MultipleChoiceExample, TaskSpec, write_examples
-from gpt1.zeroshot_tasks import Candidate, ZeroShotTask
+from gpt1.model.lm import build_model, save_model
+from gpt1.data.records import ClassificationExample, MultipleChoiceExample, TaskSpec, write_examples
+from gpt1.eval.zeroshot_tasks import Candidate, ZeroShotTask
 
 REPO = Path(__file__).resolve().parents[1]
 CHARACTERS = sorted(set(string.ascii_lowercase + ".,?'!-\n"))
@@ -92,7 +93,7 @@ def project(tmp_path_factory, bpe) -> SimpleNamespace:
 def run_stage(project, out: str, max_eval_examples=None, tasks_dir=None) -> SimpleNamespace:
     root = project.root
     folder = root / out
-    zeroshot.run(params(max_eval_examples), tasks_dir=tasks_dir or root / "tasks", raw_dir=root / "raw",
+    zeroshot_stage.run(params(max_eval_examples), tasks_dir=tasks_dir or root / "tasks", raw_dir=root / "raw",
                  bpe_dir=root / "bpe", pretrain_dir=root / "pretrain", out_csv=folder / "zero_shot.csv",
                  out_png=folder / "zero_shot.png", out_trend=folder / "zero_shot_trend.csv", batch_size=3)
     return SimpleNamespace(table=pd.read_csv(folder / "zero_shot.csv"), csv=folder / "zero_shot.csv",

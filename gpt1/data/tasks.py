@@ -1,0 +1,54 @@
+"""Task definitions and their fixed, seeded train/dev/test splits.
+
+A task definition says which sources it reads and how to turn their raw files into labelled examples
+(`load`). Upstream splits are kept where they carry labels; a missing labelled test split is replaced
+by the upstream dev split, and a missing dev split is carved from train with the project's seed.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from gpt1.errors import UserError
+from gpt1.data.records import SPLITS, Example, TaskSpec
+
+Loader = Callable[[Path], dict[str, list[Example]]]
+
+
+@dataclass(frozen=True)
+class TaskDefinition:
+    spec: TaskSpec
+    sources: tuple[str, ...]  # names of the sources (catalogue entries) whose files `load` reads
+    load: Loader  # data/raw -> labelled splits found upstream ("train" required; "dev", "test" optional)
+    # Shares of train to carve for a missing dev/test split instead of data.task_*_fraction, so that a
+    # small task still gets a test set large enough for a useful interval (about ±3 points at 1,000 rows).
+    carved_fractions: dict[str, float] | None = None
+    # Which of the paper's zero-shot heuristics reads this task (gpt1/eval/zeroshot_tasks.py): "sentiment" (SST-2's
+    # " very" + label word), "acceptability" (CoLA's thresholded average log-probability), "choice" (RACE's
+    # and Story Cloze's most probable answer), or None.
+    zero_shot: str | None = None
+
+
+def make_splits(found: dict[str, list[Example]], task: str, seed: int, dev_fraction: float,
+                test_fraction: float, fractions: dict[str, float] | None = None) -> dict[str, list[Example]]:
+    """Fill in missing dev/test splits deterministically from train (seeded shuffle, then slice); a task's
+    own `fractions` override dev_fraction and test_fraction."""
+    if not found.get("train"):
+        raise UserError(f"task '{task}': the training split is empty; check its source files in data/raw")
+    splits = {name: list(examples) for name, examples in found.items() if examples}
+    if "test" not in splits and "dev" in splits:
+        splits["test"] = splits.pop("dev")
+    train = splits["train"]
+    random.Random(f"{seed}-{task}").shuffle(train)
+    wanted = [name for name in ("test", "dev") if name not in splits]
+    fractions = {"test": test_fraction, "dev": dev_fraction, **(fractions or {})}
+    for name in wanted:
+        size = max(1, round(len(found["train"]) * fractions[name]))
+        if size >= len(train):
+            raise UserError(f"task '{task}': {len(found['train'])} training examples are too few to carve a {name} split")
+        splits[name], train = train[:size], train[size:]
+    splits["train"] = train
+    return {name: splits[name] for name in SPLITS}

@@ -1,0 +1,246 @@
+"""The paper's analysis from our scores: Table 5 (ablations) and Figure 2 left (layers transferred).
+
+Inputs are files earlier stages wrote (results/scores.csv, results/finetune/..., results/baselines.json,
+results/layer_transfer/...); outputs are tables and figures a person reads. Everything is deterministic:
+same inputs, same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, never a window
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from gpt1.atomic import atomic_path  # noqa: E402
+from gpt1.errors import UserError  # noqa: E402
+from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_predictions  # noqa: E402
+from gpt1.data.records import TaskSpec  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+METHODS = {  # Table 5's rows, in the paper's order
+    "full": "Transformer w/ aux LM (full)",
+    "no_pretrain": "Transformer w/o pre-training",
+    "no_aux_lm": "Transformer w/o aux LM",
+    "lstm": "LSTM w/ aux LM",
+}
+PAPER_TABLE_5 = pd.DataFrame(
+    [[74.7, 45.4, 91.3, 82.3, 82.0, 70.3, 81.8, 88.1, 56.0],
+     [59.9, 18.9, 84.0, 79.4, 30.9, 65.5, 75.7, 71.2, 53.8],
+     [75.0, 47.9, 92.0, 84.9, 83.2, 69.8, 81.1, 86.9, 54.4],
+     [69.1, 30.3, 90.5, 83.2, 71.8, 68.1, 73.7, 81.1, 54.6]],
+    index=list(METHODS), columns=["avg", "CoLA", "SST2", "MRPC", "STSB", "QQP", "MNLI", "QNLI", "RTE"],
+)
+# Data sets the paper calls "larger" when it says the auxiliary objective helps them (NLI, QQP).
+LARGE_TRAIN = 10_000
+
+
+def primary_metric(spec: TaskSpec) -> str:
+    """The paper's headline metric for a task (first listed: accuracy, MCC, F1 or Pearson)."""
+    return spec.metrics[0]
+
+
+def ablation_table(scores: pd.DataFrame, specs: dict[str, TaskSpec]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Mean and std over seeds, ×100, one row per method and one column per task, plus `avg`."""
+    wanted = [(task, primary_metric(spec)) for task, spec in specs.items()]
+    rows = scores[scores.apply(lambda r: (r.task, r.metric) in wanted and r.variant in METHODS, axis=1)]
+    if rows.empty:
+        raise UserError("results/scores.csv has no fine-tuning scores for the ablation; run `gpt1 evaluate` first")
+    grouped = rows.groupby(["variant", "task"])["value"]
+    mean = grouped.mean().unstack("task") * 100
+    std = grouped.std(ddof=1).fillna(0.0).unstack("task") * 100
+    order = [m for m in METHODS if m in mean.index]
+    columns = [task for task in specs if task in mean.columns]
+    mean, std = mean.loc[order, columns], std.loc[order, columns]
+    mean.insert(0, "avg", mean.mean(axis=1))
+    std.insert(0, "avg", std.mean(axis=1))  # mean of per-task stds: a readable spread, not a combined std
+    mean.index.name = std.index.name = "method"
+    return mean.round(2), std.round(2)
+
+
+PAPER_GAIN = {"no_pretrain": 14.8, "lstm": 5.6}  # full − method, Table 5's average
+
+
+def method_intervals(finetune_dir: Path, specs: dict[str, TaskSpec], methods: list[str],
+                     seeds: list[int]) -> dict[str, dict[str, Interval]]:
+    """{method: {task or "avg": full − method}} from the runs' test predictions, seeds pooled."""
+    def predictions(task: str, method: str) -> Predictions:
+        return read_predictions([Path(finetune_dir) / task / method / f"seed{seed}" for seed in seeds])
+
+    full = {task: predictions(task, "full") for task in specs}  # read once, compared with every method
+    return {method: paired_differences({task: (primary_metric(spec), full[task], predictions(task, method))
+                                        for task, spec in specs.items()})
+            for method in methods if method != "full"}
+
+
+def _with_interval(interval: Interval) -> str:
+    return f"{interval.difference:+.1f} [{interval.low:+.1f}, {interval.high:+.1f}]"
+
+
+def findings(mean: pd.DataFrame, intervals: dict[str, dict[str, Interval]], train_sizes: dict[str, int]) -> list[str]:
+    """One sentence per finding of the paper, with its 95 % interval and a computed verdict."""
+    sentences = []
+    if "no_pretrain" in intervals:
+        avg = intervals["no_pretrain"]["avg"]
+        sentences.append(f"Pre-training: full − w/o pre-training = {_with_interval(avg)} on average (the paper: "
+                         f"+{PAPER_GAIN['no_pretrain']}) — {avg.verdict} at 95 %.")
+    if "no_aux_lm" in intervals:
+        gains = intervals["no_aux_lm"]
+        large = [t for t in mean.columns[1:] if train_sizes.get(t, 0) >= LARGE_TRAIN]
+        per_task = "; ".join(f"{task} {_with_interval(gains[task])} ({gains[task].verdict})"
+                             for task in mean.columns[1:])
+        if large and len(large) < len(mean.columns) - 1:
+            sentences.append(f"Auxiliary LM: full − w/o aux LM per task: {per_task}. The paper found it helps the "
+                             f"larger data sets (here {', '.join(large)}) and not the small ones.")
+        else:
+            sentences.append(f"Auxiliary LM: full − w/o aux LM = {_with_interval(gains['avg'])} on average "
+                             f"({gains['avg'].verdict} at 95 %); per task: {per_task}. Every task here fine-tunes on "
+                             f"{'more' if large else 'fewer'} than {LARGE_TRAIN:,} examples, so the paper's "
+                             "large-vs-small contrast cannot be tested; the paper expects no gain on small sets.")
+    if "lstm" in intervals:
+        avg = intervals["lstm"]["avg"]
+        sentences.append(f"Architecture: Transformer − LSTM = {_with_interval(avg)} on average (the paper: "
+                         f"+{PAPER_GAIN['lstm']}) — {avg.verdict} at 95 %.")
+    return sentences
+
+
+def interval_frame(intervals: dict[str, dict[str, Interval]]) -> pd.DataFrame:
+    rows = [{"comparison": f"full - {method}", "column": column, "difference": interval.difference,
+             "low": interval.low, "high": interval.high, "verdict": interval.verdict}
+            for method, by_column in intervals.items() for column, interval in by_column.items()]
+    return pd.DataFrame(rows, columns=["comparison", "column", "difference", "low", "high", "verdict"])
+
+
+def interval_markdown(intervals: dict[str, dict[str, Interval]], columns: list[str]) -> str:
+    lines = ["| full − method | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
+    for method, by_column in intervals.items():
+        cells = [f"{_with_interval(by_column[c])} {by_column[c].verdict}" for c in columns]
+        lines.append(f"| {METHODS.get(method, method)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+BASELINE_COLUMNS = ["task", "metric", "full", "best_baseline", "baseline", "difference"]
+
+
+def read_baselines(path: Path, tasks: list[str]) -> dict:
+    """results/baselines.json ({task: {baseline: {"dev", "test", "notes"}}}), checked to cover every task."""
+    if not path.is_file():
+        raise UserError(f"{path} not found; run `gpt1 baselines` first")
+    baselines = json.loads(path.read_text())
+    missing = [task for task in tasks if task not in baselines]
+    if missing:
+        raise UserError(f"{path} has no task {', '.join(missing)}; re-run `gpt1 baselines`")
+    return baselines
+
+
+def against_baselines(mean: pd.DataFrame, baselines: dict, specs: dict[str, TaskSpec]) -> pd.DataFrame:
+    """Per task, full's test mean (×100) against the best of every baseline on the primary metric.
+    The majority class counts too: on a skewed task it can be the one to beat."""
+    if "full" not in mean.index:
+        raise UserError("results/scores.csv has no `full` runs to compare with the baselines; run them first")
+    rows = []
+    for task in mean.columns.drop("avg"):
+        metric = primary_metric(specs[task])
+        scored = {name: round(entry["test"][metric] * 100, 2) for name, entry in baselines[task].items()
+                  if metric in entry.get("test", {})}
+        if not scored:
+            raise UserError(f"no baseline of task '{task}' has a test {metric}; re-run `gpt1 baselines`")
+        best = max(scored, key=scored.get)  # a tie keeps the first in the file's (sorted) order
+        full = mean.loc["full", task]
+        rows.append({"task": task, "metric": metric, "full": full, "best_baseline": scored[best],
+                     "baseline": best, "difference": round(full - scored[best], 2)})
+    return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
+
+
+def _ahead(difference: float) -> str:
+    return "full ahead" if difference > 0 else "baseline ahead" if difference < 0 else "tie"
+
+
+def baseline_finding(comparison: pd.DataFrame) -> str:
+    others = comparison.task[comparison.difference <= 0].tolist()  # a tie is not a win
+    sentence = (f"Baselines: full beats the best non-neural baseline on {len(comparison) - len(others)} of "
+                f"{len(comparison)} tasks")
+    return sentence + (f" (not on {', '.join(others)})." if others else ".")
+
+
+def baseline_markdown(comparison: pd.DataFrame) -> str:
+    lines = ["| task | metric | full | best baseline | baseline | full − baseline | |", "|" + "---|" * 7]
+    lines += [f"| {row.task} | {row.metric} | {row.full:.1f} | {row.best_baseline:.1f} | {row.baseline} | "
+              f"{row.difference:+.1f} | {_ahead(row.difference)} |" for row in comparison.itertuples()]
+    return "\n".join(lines)
+
+
+def markdown_table(frame: pd.DataFrame, std: pd.DataFrame | None = None) -> str:
+    header = "| method | " + " | ".join(frame.columns) + " |"
+    lines = [header, "|" + "---|" * (len(frame.columns) + 1)]
+    for method, row in frame.iterrows():
+        cells = [f"{value:.1f}" + (f" ± {std.loc[method, column]:.1f}" if std is not None else "")
+                 for column, value in row.items()]
+        lines.append(f"| {METHODS.get(method, method)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# --- Figure 2 left: layers transferred ------------------------------------------------------------
+
+
+def _run_metrics(path: Path, advice: str) -> dict:
+    if not path.exists():
+        raise UserError(f"{path} not found; {advice}")
+    return json.loads(path.read_text())
+
+
+def layer_transfer_rows(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int],
+                         all_layers: int) -> pd.DataFrame:
+    """One row per (task, k, seed, split); k = all_layers comes from the finetune stage's `full` run,
+    which is that point exactly (finetune._reinitialise_blocks keeps every block without drawing)."""
+    rows = []
+    for task in tasks:
+        for seed in seeds:
+            points = {kept: _run_metrics(results_dir / "layer_transfer" / task / f"layers{kept}" / f"seed{seed}" /
+                                         "metrics.json", "run the layer_transfer stages first") for kept in layers}
+            points[all_layers] = _run_metrics(results_dir / "finetune" / task / "full" / f"seed{seed}" / "metrics.json",
+                                              "run the finetune stage (variant full) first")
+            rows += [{"task": task, "layers": kept, "seed": seed, "split": split,
+                      "accuracy": metrics[split]["accuracy"]}
+                     for kept, metrics in points.items() for split in ("dev", "test")]
+    return pd.DataFrame(rows)
+
+
+def layer_transfer_trend(table: pd.DataFrame, all_layers: int) -> pd.DataFrame:
+    """Per task and split: all − none (mean accuracies; NaN without k = 0) and Spearman's ρ of mean vs k."""
+    from scipy.stats import spearmanr  # imported where needed: scipy adds a second to every stage's start
+
+    rows = []
+    for (task, split), group in table.groupby(["task", "split"]):
+        mean = group.set_index("layers")["mean"]
+        none = mean.get(0, float("nan"))
+        # constant accuracies (or one point) have no rank order: spearmanr returns NaN, which we write as such
+        rho, p_value = spearmanr(mean.index, mean.values) if mean.nunique() > 1 else (float("nan"), float("nan"))
+        rows.append({"task": task, "split": split, "all_minus_none": mean[all_layers] - none,
+                     "spearman_rho": rho, "spearman_p": p_value})
+    return pd.DataFrame(rows, columns=["task", "split", "all_minus_none", "spearman_rho", "spearman_p"])
+
+
+def plot_layer_transfer(table: pd.DataFrame, tasks: list[str], layers: list[int], out_png: Path) -> None:
+    figure, axes = plt.subplots(figsize=(5.5, 4), dpi=120)
+    for index, task in enumerate(tasks):
+        for split, style in (("test", "-"), ("dev", "--")):
+            rows = table[(table.task == task) & (table.split == split)]
+            axes.errorbar(rows["layers"], rows["mean"] * 100, yerr=rows["std"] * 100, linestyle=style,
+                          color=f"C{index}", marker="o", capsize=2, label=f"{task} ({split})")
+    axes.set_xlabel("pretrained layers transferred")
+    axes.set_ylabel("accuracy (%), mean ± std over seeds")
+    axes.set_xticks(sorted(layers))
+    axes.set_title("Layers transferred (cf. GPT-1 Figure 2, left)")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    with atomic_path(out_png) as temporary:
+        figure.savefig(temporary, format="png", metadata={"Software": None})
+    plt.close(figure)

@@ -1,0 +1,293 @@
+"""GPT-1 (Radford et al. 2018) and the paper's LSTM baseline, plus a safetensors checkpoint format.
+
+Reading order: configs -> shared language-model base -> attention -> MLP -> block -> GPT1 -> LSTM
+-> factory and checkpoint I/O. Parameter names follow transformers' OpenAIGPTModel (`tokens_embed`,
+`h.{i}.attn.c_attn`, `ln_1`, ...) so that `gpt1.model.weights` converts by renaming and transposing only.
+
+Language-model convention (as nanoGPT): `forward(input_ids, targets)` does NOT shift; the caller passes
+`targets[:, t]` = the token that should follow `input_ids[:, t]`, and -100 where no loss is wanted. With
+targets, forward returns only the mean loss, computed by gpt1.model.lm_loss without materialising the logits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+import torch.nn.functional as F
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from gpt1.atomic import atomic_path
+from gpt1.model.dropout import Dropout, dropout
+from gpt1.errors import UserError
+from gpt1.model.lm_loss import linear_cross_entropy
+
+
+@dataclass
+class TransformerConfig:
+    vocab_size: int = 40478  # 478 base symbols + 40,000 merges; callers add the 3 special tokens
+    n_positions: int = 512
+    n_layer: int = 12
+    n_head: int = 12
+    d_model: int = 768
+    d_ff: int = 3072
+    embd_dropout: float = 0.1
+    attn_dropout: float = 0.1
+    resid_dropout: float = 0.1
+    layer_norm_eps: float = 1e-5
+    init_std: float = 0.02
+
+    def __post_init__(self) -> None:
+        if self.d_model % self.n_head != 0:
+            raise UserError(f"model d_model {self.d_model} is not divisible by n_head {self.n_head}; "
+                            "choose sizes where d_model % n_head == 0")
+
+
+@dataclass
+class LSTMConfig:
+    """The paper's baseline: a single-layer LSTM with 2048 units (Table 5)."""
+
+    vocab_size: int = 40478
+    d_embed: int = 768  # not given in the paper; the Transformer's width keeps the embeddings comparable
+    d_hidden: int = 2048
+    n_layer: int = 1
+    dropout: float = 0.1
+    init_std: float = 0.02
+
+
+def decay_groups(module: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    """AdamW groups: the paper's modified L2 touches only weights with >= 2 dims, never biases or LN gains."""
+    trainable = [parameter for parameter in module.parameters() if parameter.requires_grad]
+    return [
+        {"params": [p for p in trainable if p.dim() >= 2], "weight_decay": weight_decay},
+        {"params": [p for p in trainable if p.dim() < 2], "weight_decay": 0.0},
+    ]
+
+
+class LanguageModel(nn.Module):
+    """What both models share: tied token embedding `tokens_embed`, the LM loss and optimiser groups."""
+
+    kind: str
+    config: TransformerConfig | LSTMConfig
+    tokens_embed: nn.Embedding
+
+    def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def output_features(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """What the tied output layer multiplies with the token embedding (d_model wide)."""
+        raise NotImplementedError
+
+    def lm_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return F.linear(self.output_features(hidden_states), self.tokens_embed.weight)
+
+    def lm_loss(self, hidden_states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Mean next-token loss of hidden states (..., width) against targets (...), -100 = ignore."""
+        features = self.output_features(hidden_states)
+        return linear_cross_entropy(features.reshape(-1, features.shape[-1]), self.tokens_embed.weight,
+                                    targets.reshape(-1))
+
+    def forward(self, input_ids: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits (B, T, V); with `targets` (B, T, already shifted, -100 = ignore) the mean loss instead."""
+        hidden_states = self.hidden_states(input_ids)
+        if targets is None:
+            return self.lm_logits(hidden_states)
+        return self.lm_loss(hidden_states, targets)
+
+    def num_parameters(self) -> int:
+        """Every parameter once: the output layer is the token embedding, so it is not counted twice."""
+        return sum(parameter.numel() for parameter in self.parameters())
+
+    def parameter_groups(self, weight_decay: float) -> list[dict[str, Any]]:
+        return decay_groups(self, weight_decay)
+
+    @torch.no_grad()
+    def resize_token_embeddings(self, new_vocab_size: int) -> None:
+        """Append rows drawn from N(0, init_std) (e.g. start/delimiter/extract); existing rows are kept.
+        The embedding becomes a new Parameter: resize before building the optimiser."""
+        old = self.tokens_embed.weight
+        if new_vocab_size < old.shape[0]:
+            raise ValueError(f"cannot shrink the vocabulary from {old.shape[0]} to {new_vocab_size}")
+        extra = torch.randn(new_vocab_size - old.shape[0], old.shape[1], device=old.device, dtype=old.dtype)
+        self.tokens_embed = nn.Embedding(new_vocab_size, old.shape[1], device=old.device, dtype=old.dtype)
+        self.tokens_embed.weight.copy_(torch.cat([old, extra * self.config.init_std]))
+        self.config.vocab_size = new_vocab_size
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.n_head = config.n_head
+        self.attn_dropout = config.attn_dropout
+        self.c_attn = nn.Linear(config.d_model, 3 * config.d_model)  # query, key, value fused, in that order
+        self.c_proj = nn.Linear(config.d_model, config.d_model)
+        self.resid_dropout = Dropout(config.resid_dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, length, width = x.shape
+        query, key, value = self.c_attn(x).split(width, dim=2)
+        query, key, value = (t.view(batch, length, self.n_head, -1).transpose(1, 2) for t in (query, key, value))
+        if self.training and self.attn_dropout > 0 and x.device.type == "cpu":
+            # SDPA has no fused CPU kernel with dropout (it runs these same steps); spelling them out lets
+            # the attention probabilities use the cheap CPU dropout masks.
+            scores = (query @ key.transpose(-2, -1)) * (query.shape[-1] ** -0.5)
+            future = torch.ones(length, length, dtype=torch.bool, device=x.device).triu(1)
+            probabilities = scores.masked_fill(future, float("-inf")).softmax(dim=-1)
+            out = dropout(probabilities, self.attn_dropout, training=True).to(value.dtype) @ value
+        else:
+            out = F.scaled_dot_product_attention(
+                query, key, value, is_causal=True, dropout_p=self.attn_dropout if self.training else 0.0
+            )
+        out = out.transpose(1, 2).contiguous().view(batch, length, width)
+        return self.resid_dropout(self.c_proj(out))
+
+
+class MLP(nn.Module):
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.c_fc = nn.Linear(config.d_model, config.d_ff)
+        self.c_proj = nn.Linear(config.d_ff, config.d_model)
+        self.dropout = Dropout(config.resid_dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.c_proj(F.gelu(self.c_fc(x), approximate="tanh")))
+
+
+class Block(nn.Module):
+    """Post-LayerNorm, as GPT-1 (not GPT-2's pre-LN): normalise after each residual sum."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.attn = CausalSelfAttention(config)
+        self.ln_1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.mlp = MLP(config)
+        self.ln_2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.ln_1(x + self.attn(x))
+        return self.ln_2(h + self.mlp(h))
+
+
+class GPT1(LanguageModel):
+    kind = "transformer"
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.config = config
+        self.tokens_embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.positions_embed = nn.Embedding(config.n_positions, config.d_model)
+        self.drop = Dropout(config.embd_dropout)
+        self.h = nn.ModuleList(Block(config) for _ in range(config.n_layer))
+        # No final LayerNorm and no separate output matrix: logits use tokens_embed.weight directly,
+        # which keeps the tie intact through resizing, optimisers and safetensors (one tensor on disk).
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module: nn.Module) -> None:
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=self.config.init_std)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+        # nn.LayerNorm already starts with gain 1 and bias 0.
+
+    def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Final hidden states (B, T, d_model): the input of the LM output layer and of task heads."""
+        length = input_ids.shape[1]
+        if length > self.config.n_positions:
+            raise ValueError(f"sequence of {length} tokens is longer than n_positions {self.config.n_positions}")
+        positions = torch.arange(length, device=input_ids.device)
+        x = self.drop(self.tokens_embed(input_ids) + self.positions_embed(positions))
+        for block in self.h:
+            x = block(x)
+        return x
+
+    def output_features(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return hidden_states
+
+
+class LSTMLanguageModel(LanguageModel):
+    """LSTM baseline with the same interface as GPT1.
+
+    Output layer: project d_hidden -> d_embed, then tie to the token embedding (as GPT1 ties). An untied
+    2048 x 40k softmax would add ~83M parameters and make the baseline larger than the Transformer in its
+    output layer alone; tying also means the appended special-token rows serve input and output alike.
+    """
+
+    kind = "lstm"
+
+    def __init__(self, config: LSTMConfig):
+        super().__init__()
+        self.config = config
+        self.tokens_embed = nn.Embedding(config.vocab_size, config.d_embed)
+        self.drop = Dropout(config.dropout)
+        self.lstm = nn.LSTM(config.d_embed, config.d_hidden, num_layers=config.n_layer, batch_first=True,
+                            dropout=config.dropout if config.n_layer > 1 else 0.0)
+        self.output_projection = nn.Linear(config.d_hidden, config.d_embed)
+        nn.init.normal_(self.tokens_embed.weight, std=config.init_std)
+        nn.init.normal_(self.output_projection.weight, std=config.init_std)
+        nn.init.zeros_(self.output_projection.bias)
+        # The LSTM keeps PyTorch's uniform(+-1/sqrt(d_hidden)) initialisation.
+
+    def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """LSTM outputs (B, T, d_hidden) of the last layer."""
+        output, _ = self.lstm(self.drop(self.tokens_embed(input_ids)))
+        return output
+
+    def output_features(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.output_projection(self.drop(hidden_states))
+
+
+MODEL_KINDS: dict[str, tuple[type, type]] = {
+    GPT1.kind: (GPT1, TransformerConfig),
+    LSTMLanguageModel.kind: (LSTMLanguageModel, LSTMConfig),
+}
+
+
+def build_model(kind: str, config: Mapping[str, Any] | TransformerConfig | LSTMConfig) -> LanguageModel:
+    """A freshly initialised model of `kind` ("transformer" or "lstm") from a config dict or dataclass."""
+    if kind not in MODEL_KINDS:
+        raise UserError(f"unknown model kind {kind!r}; use one of {sorted(MODEL_KINDS)}")
+    model_class, config_class = MODEL_KINDS[kind]
+    if not isinstance(config, config_class):
+        allowed = [field.name for field in dataclasses.fields(config_class)]
+        unknown = sorted(set(config) - set(allowed))
+        if unknown:
+            raise UserError(f"unknown {kind} model setting(s) {unknown}; allowed: {allowed}")
+        config = config_class(**config)
+    return model_class(config)
+
+
+def save_model(model: LanguageModel, path: Path | str) -> None:
+    """Write weights and the metadata {"kind", "config"} to one safetensors file, atomically."""
+    tensors = {name: tensor.detach().cpu().contiguous() for name, tensor in model.state_dict().items()}
+    # One metadata key: safetensors writes several in hash-map order, and two runs must give the same bytes.
+    metadata = {"gpt1": json.dumps({"kind": model.kind, "config": dataclasses.asdict(model.config)}, sort_keys=True)}
+    with atomic_path(path) as temporary:
+        save_file(tensors, str(temporary), metadata=metadata)
+
+
+def load_model(path: Path | str, device: str | torch.device = "cpu") -> LanguageModel:
+    """Rebuild the model saved by `save_model` (returned in eval mode; call .train() to train on)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"model checkpoint {path} does not exist; train or import a model first")
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            metadata = handle.metadata() or {}
+        tensors = load_file(str(path), device=str(device))
+    except (SafetensorError, OSError) as error:
+        raise UserError(f"{path} is not a readable safetensors checkpoint ({error}); re-create it") from error
+    if "gpt1" not in metadata:
+        raise UserError(f"{path} has no gpt1 model metadata; save it with gpt1's save_model")
+    described = json.loads(metadata["gpt1"])
+    model = build_model(described["kind"], described["config"]).to(device)
+    missing, unexpected = model.load_state_dict(tensors, strict=False)
+    if missing or unexpected:
+        raise UserError(f"{path} does not match its own config: missing {missing}, unexpected {unexpected}")
+    return model.eval()
+

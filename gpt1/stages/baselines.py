@@ -1,0 +1,29 @@
+"""Stage `baselines`: the non-neural baselines of every selected task -> results/baselines.json."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from gpt1.atomic import atomic_write_text
+from gpt1.config import Params
+from gpt1.data.task_data import load_task_data
+from gpt1.eval.baselines import DEFAULT_OUT, task_baselines
+
+log = logging.getLogger(__name__)
+
+
+def run(params: Params, tasks_dir: Path = Path("data/tasks"), out: Path = DEFAULT_OUT) -> dict[str, dict]:
+    """The BASELINES that apply to each task in data.tasks, read from data/tasks/<task>/."""
+    results = {}
+    for task in params.data.tasks:
+        data = load_task_data(params, task, tasks_dir)
+        results[task] = task_baselines(data, params.seed)
+        log.info("%s: %s", task, {name: entry["test"] for name, entry in results[task].items()})
+    atomic_write_text(out, json.dumps(results, indent=2, sort_keys=True) + "\n")
+    return results
+
+
+def main(args, params: Params) -> None:
+    run(params)

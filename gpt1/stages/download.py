@@ -1,0 +1,56 @@
+"""Stage `download`: fetch every source the selected corpus parts and tasks need into data/raw/<source>."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import shutil
+from pathlib import Path
+
+from gpt1.data import registry
+from gpt1.atomic import atomic_write_text
+from gpt1.config import Params
+from gpt1.data.sources import LocalFolder, Source, UrlArchive, default_cache_dir, fetch_source
+
+log = logging.getLogger(__name__)
+
+
+def mirrored(source: Source, mirrors: dict) -> Source:
+    """`source` fetched from data.mirrors' copy where one is given: same name and members, the pinned
+    sha256 of that copy."""
+    mirror = mirrors.get(source.name)
+    if mirror is None:
+        return source
+    archive = UrlArchive(url=mirror.url, filename=source.archive.filename, sha256=mirror.sha256)
+    return dataclasses.replace(source, archive=archive)
+
+
+def run(params: Params, raw: Path = Path("data/raw"), cache_dir: Path | None = None) -> None:
+    cache_dir = cache_dir or default_cache_dir()
+    raw.mkdir(parents=True, exist_ok=True)
+    wanted = [mirrored(source, params.data.mirrors)
+              for source in registry.sources_needed(params.data.corpus, params.data.tasks)]
+    for source in wanted:
+        members = fetch_source(source, cache_dir, raw, params.data.local_paths)
+        log.info("%s: %d file(s) from %s", source.name, len(members), source.archive.label)
+    # Sources no longer selected would otherwise linger in the DVC output.
+    keep = {source.name for source in wanted} | {"SOURCES.json"}
+    for stale in sorted(p for p in raw.iterdir() if p.name not in keep):
+        log.info("removing %s (no longer selected)", stale)
+        shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+    provenance = {
+        source.name: {
+            "from": source.archive.label,
+            "sha256": None if isinstance(source.archive, LocalFolder) else source.archive.sha256,
+            "members": list(source.members),
+            "licence": source.licence,
+            "description": source.description,
+        }
+        for source in wanted
+    }
+    atomic_write_text(raw / "SOURCES.json", json.dumps(provenance, indent=2) + "\n")
+
+
+def main(args, params: Params) -> None:
+    run(params)

@@ -1,0 +1,94 @@
+"""Stage `evaluate`: every test metric of every fine-tuning run and baseline in one table.
+
+Reads `results/finetune/<task>/<variant>/seed<seed>/metrics.json` for every task, variant and seed in
+params.yaml, and `results/baselines.json`. Writes
+- `results/scores.csv`: task, variant, seed, metric, value (one row per test metric per run);
+- `results/scores_summary.csv`: task, variant, metric, mean, std, seeds (std: sample std, 0 for one run);
+- `results/metrics.json`: {task: {variant: {metric: {"mean", "std", "seed<N>"...}}}} for `dvc metrics show`.
+Baselines appear as variants `majority`, `tfidf_logreg` and `tfidf_cosine`; they are deterministic and listed with the
+project seed (the one that draws the training subsample they share with fine-tuning).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from gpt1.atomic import atomic_write_text
+from gpt1.eval.baselines import BASELINES
+from gpt1.config import Params
+from gpt1.errors import UserError
+from gpt1.eval.metrics import DIGITS
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ["task", "variant", "seed", "metric", "value"]
+
+
+def run_metrics_path(results_dir: Path, task: str, variant: str, seed: int) -> Path:
+    return Path(results_dir) / "finetune" / task / variant / f"seed{seed}" / "metrics.json"
+
+
+def _read_json(path: Path, how_to_make: str) -> dict:
+    if not path.is_file():
+        raise UserError(f"{path} not found; run `{how_to_make}` first")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise UserError(f"{path} is not valid JSON ({error}); re-run `{how_to_make}`") from None
+
+
+def collect_scores(params: Params, results_dir: Path = Path("results")) -> pd.DataFrame:
+    """One row per test metric of every baseline and every (task, variant, seed) run, in params order."""
+    baselines = _read_json(Path(results_dir) / "baselines.json", "gpt1 baselines")
+    rows = []
+    for task in params.data.tasks:
+        if task not in baselines:
+            raise UserError(f"{results_dir}/baselines.json has no task '{task}'; re-run `gpt1 baselines`")
+        for name in BASELINES:
+            for metric, value in baselines[task].get(name, {}).get("test", {}).items():
+                rows.append((task, name, params.seed, metric, value))
+        for variant in params.finetune.variants:
+            for seed in params.finetune.seeds:
+                path = run_metrics_path(results_dir, task, variant, seed)
+                metrics = _read_json(path, f"gpt1 finetune --task {task} --variant {variant} --seed {seed}")
+                rows += [(task, variant, seed, metric, value) for metric, value in metrics["test"].items()]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def summarise(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean and sample std over seeds per (task, variant, metric), keeping the table's order."""
+    grouped = scores.groupby(["task", "variant", "metric"], sort=False)["value"]
+    summary = grouped.agg(mean="mean", std="std", seeds="count").reset_index()
+    summary["std"] = summary["std"].fillna(0.0)  # one run: no spread
+    summary[["mean", "std"]] = summary[["mean", "std"]].round(DIGITS)
+    return summary
+
+
+def nested_metrics(scores: pd.DataFrame, summary: pd.DataFrame) -> dict:
+    nested: dict = {}
+    for row in summary.itertuples(index=False):
+        nested.setdefault(row.task, {}).setdefault(row.variant, {})[row.metric] = {"mean": row.mean, "std": row.std}
+    for row in scores.itertuples(index=False):
+        nested[row.task][row.variant][row.metric][f"seed{row.seed}"] = row.value
+    return nested
+
+
+def run(params: Params, results_dir: Path = Path("results")) -> pd.DataFrame:
+    """Write scores.csv, scores_summary.csv and metrics.json under `results_dir`; returns the summary."""
+    results_dir = Path(results_dir)
+    scores = collect_scores(params, results_dir)
+    summary = summarise(scores)
+    atomic_write_text(results_dir / "scores.csv", scores.to_csv(index=False, float_format="%.6f"))
+    atomic_write_text(results_dir / "scores_summary.csv", summary.to_csv(index=False, float_format="%.6f"))
+    metrics = nested_metrics(scores, summary)
+    atomic_write_text(results_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    log.info("%d scores from %d runs and baselines", len(scores), scores.groupby(["task", "variant", "seed"]).ngroups)
+    return summary
+
+
+def main(args, params: Params) -> None:
+    run(params)

@@ -1,0 +1,22 @@
+"""Stage `layer-transfer`: fine-tune `full` with only the embeddings and the first k pretrained blocks
+transferred, every seed of analysis.layer_transfer_seeds in one process (Figure 2, left)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpt1.config import Params
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--task", required=True, help="a task of data.tasks")
+    parser.add_argument("--layers", type=int, required=True, help="pretrained blocks kept")
+    parser.add_argument("--seed", type=int, default=None, help="run this seed only (default: every seed params.yaml lists)")
+
+
+def main(args, params: Params) -> None:
+    from gpt1.train.finetune import run_seeds, selected_seeds  # torch: only when the stage runs
+
+    seeds = selected_seeds(args.seed, params.analysis.layer_transfer_seeds)
+    out = Path("results/layer_transfer") / args.task / f"layers{args.layers}"
+    run_seeds(params, args.task, "full", seeds, out_root=out, transfer_layers=args.layers)

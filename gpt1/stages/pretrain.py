@@ -1,0 +1,34 @@
+"""Stage `pretrain`: the Transformer or the LSTM language model (gpt1/train/pretrain.py trains it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gpt1.config import Params
+
+KINDS = ("transformer", "lstm")
+
+
+def run(params: Params, kind: str, tokens_dir: Path = Path("data/tokens"), out_dir: Path | None = None,
+        metrics_dir: Path | None = None) -> dict[str, Any]:
+    """Pretrain `kind` ("transformer" or "lstm"); resumes from <out_dir>/resume.pt when one matches.
+    Returns the final metrics (the same numbers as <metrics_dir>/metrics.json, without timings)."""
+    from gpt1.train import distributed  # torch: only when the stage runs
+    from gpt1.train.pretrain import Trainer
+
+    out_dir = Path(out_dir or f"data/pretrain/{kind}")
+    metrics_dir = Path(metrics_dir or f"results/pretrain/{kind}")
+    runtime = distributed.start(params.pretrain.device)
+    try:
+        return Trainer(params, kind, Path(tokens_dir), out_dir, metrics_dir, runtime).train()
+    finally:
+        distributed.stop(runtime)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--model", choices=KINDS, required=True)
+
+
+def main(args, params: Params) -> None:
+    run(params, args.model)

@@ -1,0 +1,38 @@
+"""Stage `zeroshot`: the selected tasks' zero-shot heuristics over every pretraining checkpoint (Figure 2,
+right; gpt1/eval/zeroshot.py)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from gpt1.config import Params
+from gpt1.eval.zeroshot import PRETRAINED_KINDS, choose_device, evaluate_checkpoints, find_checkpoints, plot, trend, write_csv
+from gpt1.eval.zeroshot_tasks import load_tasks
+from gpt1.tokenizer.bpe import Gpt1Bpe
+
+log = logging.getLogger(__name__)
+
+
+def run(params: Params, tasks_dir: Path = Path("data/tasks"), raw_dir: Path = Path("data/raw"),
+        bpe_dir: Path = Path("data/bpe"), pretrain_dir: Path = Path("data/pretrain"),
+        out_csv: Path = Path("results/zero_shot.csv"), out_png: Path = Path("results/zero_shot.png"),
+        out_trend: Path = Path("results/zero_shot_trend.csv"), kinds: Sequence[str] = PRETRAINED_KINDS,
+        batch_size: int = 64) -> pd.DataFrame:
+    bpe = Gpt1Bpe.load(bpe_dir)
+    tasks = load_tasks(bpe, tasks_dir, raw_dir, params.data.tasks, params.finetune.max_eval_examples, params.seed)
+    checkpoints = {kind: find_checkpoints(pretrain_dir, kind, params.pretrain.max_steps) for kind in kinds}
+    table = evaluate_checkpoints(tasks, checkpoints, params.model.n_positions, choose_device(params.finetune.device),
+                                 batch_size)
+    write_csv(table, out_csv)
+    write_csv(trend(table), out_trend)
+    plot(table, tasks, out_png)
+    log.info("wrote %s, %s and %s", out_csv, out_trend, out_png)
+    return table
+
+
+def main(args, params: Params) -> None:
+    run(params)

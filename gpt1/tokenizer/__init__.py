@@ -1,0 +1,1 @@
+"""GPT-1's BPE and the encoded corpus."""

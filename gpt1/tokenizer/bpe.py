@@ -1,0 +1,207 @@
+"""GPT-1's BPE: ftfy + text standardisation + spaCy word splitting + lowercase, then BPE with `</w>`.
+
+Training uses HF `tokenizers`; the result is cut to exactly `merges` merges and written three ways:
+`tokenizer.json` (HF, with the special tokens), and GPT-1's own `encoder_bpe_<merges>.json` (token -> id)
+and `vocab_<merges>.bpe` (one merge per line after a header), which transformers' OpenAIGPTTokenizer reads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from tokenizers import Tokenizer, decoders, models, trainers
+
+from gpt1.atomic import atomic_directory
+from gpt1.errors import UserError
+from gpt1.data.text import clean
+
+log = logging.getLogger(__name__)
+
+END_OF_WORD = "</w>"
+# GPT-1's released fine-tuning code appends these after the BPE vocabulary, in this order.
+SPECIAL_TOKENS = ("_start_", "_delimiter_", "_classify_")
+_BATCH = 256
+
+
+def _spacy_tokenizer():
+    from spacy.lang.en import English  # slow import: only when text is actually split
+
+    return English().tokenizer
+
+
+class WordSplitter:
+    """Text -> lowercased spaCy words, exactly as GPT-1 (and OpenAIGPTTokenizer with spaCy) split them."""
+
+    def __init__(self) -> None:
+        self._spacy = _spacy_tokenizer()
+
+    def split(self, text: str, already_clean: bool = False) -> list[str]:
+        return _words(self._spacy(text if already_clean else clean(text)))
+
+    def split_many(self, texts: Iterable[str], already_clean: bool = False) -> Iterator[list[str]]:
+        cleaned = texts if already_clean else (clean(text) for text in texts)
+        for doc in self._spacy.pipe(cleaned, batch_size=_BATCH):
+            yield _words(doc)
+
+
+def _words(doc) -> list[str]:
+    """spaCy tokens, lowercased; a whitespace token becomes GPT-1's line break ("\n") or is dropped.
+
+    spaCy emits runs such as "\n " as tokens; GPT-1's BPE special-cased one of them and mangled the
+    rest (the released code splits BPE output on spaces), so we keep only the line break itself.
+    """
+    words = []
+    for token in doc:
+        text = token.text
+        if text.isspace():
+            if "\n" in text:
+                words.append("\n")
+        else:
+            words.append(text.lower())
+    return words
+
+
+def train_merges(word_counts: Counter, merges: int) -> tuple[list[str], list[tuple[str, str]]]:
+    """Train BPE on word counts; return GPT-1's base symbols and exactly `merges` merges."""
+    characters = sorted({char for word in word_counts for char in word})
+    final_form = _word_final_forms(characters)
+    # Ask for more than enough, then keep the first `merges`: BPE is greedy, so a prefix of the merge
+    # list is exactly what a shorter training run would have produced.
+    trainer = trainers.BpeTrainer(vocab_size=2 * len(characters) + merges + 1, min_frequency=1,
+                                  show_progress=sys.stderr.isatty())
+    tokenizer = Tokenizer(models.BPE())
+    # No pre-tokenizer: each item is one word (spaCy's), including the line-break token "\n".
+    words = _repeat_words({word[:-1] + final_form[word[-1]]: count for word, count in word_counts.items()})
+    tokenizer.train_from_iterator(words, trainer=trainer, length=sum(word_counts.values()))
+    learned = json.loads(tokenizer.to_str())["model"]["merges"]
+    learned = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in learned]
+    if len(learned) < merges:
+        raise UserError(f"the corpus supports only {len(learned)} BPE merges but bpe.merges is {merges}; "
+                        "lower bpe.merges or add text to the corpus")
+    back = {form: char + END_OF_WORD for char, form in final_form.items()}
+    restore = lambda token: token[:-1] + back[token[-1]] if token[-1] in back else token  # noqa: E731
+    # GPT-1's base vocabulary: every character, then every character as a word end.
+    base = characters + [char + END_OF_WORD for char in characters]
+    return base, [(restore(a), restore(b)) for a, b in learned[:merges]]
+
+
+def _word_final_forms(characters: list[str]) -> dict[str, str]:
+    """A private-use stand-in for each character at the end of a word (GPT-1's "c</w>").
+
+    The trainer's own `end_of_word_suffix` numbers the "c</w>" symbols in hash-map order, which breaks
+    ties between equally frequent pairs differently from run to run. Single characters are numbered in
+    code-point order, so spelling word ends as distinct characters makes training reproducible.
+    """
+    used = set(characters)
+    free = (chr(point) for point in range(0xF0000, 0x10FFFE) if chr(point) not in used and (point & 0xFFFF) < 0xFFFE)
+    return {char: next(free) for char in characters}
+
+
+def _repeat_words(word_counts: dict[str, int]) -> Iterator[str]:
+    for word, count in sorted(word_counts.items()):
+        for _ in range(count):
+            yield word
+
+
+@dataclass
+class Gpt1Bpe:
+    """The trained tokenizer: GPT-1's vocabulary (base symbols, merged tokens, then special tokens)."""
+
+    encoder: dict[str, int]  # base symbols and merged tokens, as GPT-1's encoder_bpe_*.json
+    merges: list[tuple[str, str]]
+
+    @classmethod
+    def from_merges(cls, base: Sequence[str], merges: Sequence[tuple[str, str]]) -> "Gpt1Bpe":
+        encoder: dict[str, int] = {}
+        for token in [*base, *(a + b for a, b in merges)]:
+            encoder.setdefault(token, len(encoder))
+        return cls(encoder=encoder, merges=list(merges))
+
+    @property
+    def vocab_size(self) -> int:
+        """Vocabulary including the special tokens (the model's embedding rows)."""
+        return len(self.encoder) + len(SPECIAL_TOKENS)
+
+    def special_id(self, token: str) -> int:
+        return len(self.encoder) + SPECIAL_TOKENS.index(token)
+
+    @cached_property
+    def hf(self) -> Tokenizer:
+        vocab = {**self.encoder, **{t: len(self.encoder) + i for i, t in enumerate(SPECIAL_TOKENS)}}
+        model = models.BPE(vocab=vocab, merges=self.merges, end_of_word_suffix=END_OF_WORD)
+        tokenizer = Tokenizer(model)
+        tokenizer.decoder = decoders.BPEDecoder(suffix=END_OF_WORD)
+        return tokenizer
+
+    @cached_property
+    def splitter(self) -> WordSplitter:
+        return WordSplitter()
+
+    def encode_words(self, words: list[str]) -> list[int]:
+        return self.hf.encode(words, is_pretokenized=True, add_special_tokens=False).ids if words else []
+
+    def encode(self, text: str) -> list[int]:
+        return self.encode_words(self.splitter.split(text))
+
+    def encode_many(self, texts: Iterable[str], already_clean: bool = False) -> Iterator[list[int]]:
+        for words in self.splitter.split_many(texts, already_clean=already_clean):
+            yield self.encode_words(words)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.hf.decode(list(ids), skip_special_tokens=False)
+
+    # --- files ----------------------------------------------------------------------------------------
+
+    def save(self, folder: Path) -> None:
+        """Write tokenizer.json and GPT-1's two files into `folder` (replaced whole, atomically)."""
+        merges = len(self.merges)
+        with atomic_directory(folder) as staging:
+            self.hf.save(str(staging / "tokenizer.json"))
+            (staging / f"encoder_bpe_{merges}.json").write_text(json.dumps(self.encoder, ensure_ascii=False))
+            lines = ["#version: 0.2"] + [f"{a} {b}" for a, b in self.merges]
+            (staging / f"vocab_{merges}.bpe").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path) -> "Gpt1Bpe":
+        """Read GPT-1's file pair (ours or the released encoder_bpe_40000.json / vocab_40000.bpe)."""
+        folder = Path(folder)
+        encoders = sorted(folder.glob("encoder_bpe_*.json"))
+        if len(encoders) != 1:
+            raise UserError(f"{folder}: expected one encoder_bpe_<merges>.json, found {len(encoders)}; run `gpt1 bpe`")
+        merges_file = folder / encoders[0].name.replace("encoder_bpe_", "vocab_").replace(".json", ".bpe")
+        if not merges_file.exists():
+            raise UserError(f"{folder}: {merges_file.name} is missing next to {encoders[0].name}; run `gpt1 bpe`")
+        encoder = json.loads(encoders[0].read_text(encoding="utf-8"))
+        lines = merges_file.read_text(encoding="utf-8").split("\n")[1:]
+        merges = [tuple(line.split(" ", 1)) for line in lines if line]
+        return cls(encoder=encoder, merges=merges)
+
+
+def count_words(texts: Iterable[str], already_clean: bool = True) -> Counter:
+    counts: Counter = Counter()
+    for words in WordSplitter().split_many(texts, already_clean=already_clean):
+        counts.update(words)
+    return counts
+
+
+def read_corpus(path: Path) -> Iterator[str]:
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            yield json.loads(line)["text"]
+
+
+def import_released(folder: Path, merges: int, out: Path = Path("data/bpe")) -> Gpt1Bpe:
+    """Use released BPE files (e.g. GPT-1's encoder_bpe_40000.json + vocab_40000.bpe) instead of training."""
+    bpe = Gpt1Bpe.load(Path(folder))
+    if len(bpe.merges) != merges:
+        raise UserError(f"{folder} holds {len(bpe.merges)} merges but bpe.merges is {merges}; make them agree")
+    bpe.save(out)
+    log.info("imported %d merges from %s; vocabulary %d", merges, folder, bpe.vocab_size)
+    return bpe

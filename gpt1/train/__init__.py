@@ -1,0 +1,1 @@
+"""Training: batches, devices and precision, the pretraining and fine-tuning loops."""

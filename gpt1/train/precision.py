@@ -1,0 +1,35 @@
+"""Which precision a stage trains in: bf16 autocast where the hardware runs bf16 natively, else fp32.
+
+Shared by pretraining, fine-tuning and the benchmark. Weights and optimiser state stay fp32 either way;
+losses are computed in fp32 (gpt1.model.lm_loss, heads.task_loss).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+
+def native_bf16(device: torch.device) -> bool:
+    """CUDA, or a CPU with bf16 instructions (AVX512-BF16 or AMX), where bf16 matmuls are ~2x fp32."""
+    if device.type == "cuda":
+        return True
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(getattr(torch.cpu, name, lambda: False)() for name in checks)
+
+
+def uses_bf16(device: torch.device, dtype_setting: str) -> bool:
+    """`bfloat16`, or `auto` where the hardware has native bf16; `float32` never."""
+    return dtype_setting == "bfloat16" or (dtype_setting == "auto" and native_bf16(device))
+
+
+def autocast(device: torch.device, dtype_setting: str) -> contextlib.AbstractContextManager:
+    """bf16 autocast or nothing (fp32)."""
+    if not uses_bf16(device, dtype_setting):
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+
+
+def describe(device: torch.device, dtype_setting: str) -> str:
+    return "bf16 autocast" if uses_bf16(device, dtype_setting) else "fp32"

@@ -1,0 +1,67 @@
+"""The package's shape: a library in subpackages that show the data's path, and one thin module per DAG
+stage in gpt1/stages that no other module imports (so an edit to one stage never re-runs another)."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from gpt1.cli import STAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "gpt1"
+LIBRARY = ("data", "tokenizer", "model", "train", "eval")
+MAX_LINES = 300
+# Longer than MAX_LINES, each for a reason that the next change to it should remove: the two training loops
+# (one loop for both is the next step), and the paper's loaders with their pinned catalogue.
+LONG = {"train/pretrain.py", "train/finetune.py", "data/paper_tasks.py", "data/embedded.py"}
+
+
+def modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def imported(path: Path) -> set[str]:
+    """Dotted gpt1 modules and packages that `path` imports (from ... import names included as candidates)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "gpt1":
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("gpt1")}
+    return found
+
+
+def test_every_cli_stage_is_a_module_of_gpt1_stages_with_a_main():
+    names = {path.stem for path in (PACKAGE / "stages").glob("*.py")} - {"__init__"}
+    assert {module for module, _ in STAGES.values()} == names
+    for name in names:
+        assert "\ndef main(args, params" in (PACKAGE / "stages" / f"{name}.py").read_text(), name
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "stages").glob("*.py")), ids=lambda path: path.stem)
+def test_a_stage_imports_no_other_stage(path):
+    others = {f"gpt1.stages.{other.stem}" for other in (PACKAGE / "stages").glob("*.py")} - {f"gpt1.stages.{path.stem}"}
+    assert not imported(path) & others
+
+
+def test_the_library_imports_no_stage_and_no_cli():
+    for path in modules():
+        if path.parent.name in LIBRARY:
+            bad = {name for name in imported(path) if name.startswith(("gpt1.stages", "gpt1.cli"))}
+            assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_package_inits_hold_only_a_docstring():
+    """Stages list the modules they import as DVC dependencies, not the __init__ files on the way; so these
+    must never hold code."""
+    for package in ("stages", *LIBRARY):
+        tree = ast.parse((PACKAGE / package / "__init__.py").read_text())
+        assert len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr), package
+
+
+def test_no_module_over_the_line_limit_but_the_known_ones():
+    long = {str(path.relative_to(PACKAGE)) for path in modules() if len(path.read_text().splitlines()) > MAX_LINES}
+    assert long <= LONG, f"over {MAX_LINES} lines: {sorted(long - LONG)}"
+    assert LONG <= long, f"shorter now, drop from LONG: {sorted(LONG - long)}"
