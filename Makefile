@@ -25,8 +25,10 @@ repro: install
 snakemake: install
 	snakemake --cores 8
 
+# Two pytest-xdist workers: the two end-to-end pipelines (mostly one process waiting on the next) run beside
+# the unit tests instead of after them.
 test: install
-	pytest -q
+	pytest -q -n 2
 
 clean:
 	rm -rf $(VENV) data logs dvclive .snakemake

@@ -61,3 +61,12 @@ def atomic_write_text(path: Path | str, text: str) -> None:
 def atomic_write_bytes(path: Path | str, data: bytes) -> None:
     with atomic_path(path) as temporary:
         temporary.write_bytes(data)
+
+
+def remove_stale_temporaries(folder: Path | str) -> None:
+    """Remove what a killed atomic write left in `folder`: its temporary files and folders (`.*.tmp`)."""
+    for temporary in Path(folder).glob(".*.tmp"):
+        if temporary.is_dir() and not temporary.is_symlink():
+            shutil.rmtree(temporary, ignore_errors=True)
+        else:
+            temporary.unlink(missing_ok=True)

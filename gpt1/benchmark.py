@@ -5,7 +5,7 @@ precision, thread count and device. One timed "step" is forward + loss + backwar
 optimizer step + zero_grad, synchronised on CUDA. The two models are timed in alternating rounds after a
 warm-up, so a slow patch of a shared machine hits both; the reported figure is the median round.
 
-Each result also carries the GPU yardstick of the paper's throughput anchors (gpt1.train.pretrain.flops_per_token:
+Each result also carries the GPU yardstick of the paper's throughput anchors (gpt1.train.flops.flops_per_token:
 6 N + 12 L d T per token) as achieved TFLOP/s and MFU against H100 dense bf16 (989 TFLOP/s).
 """
 
@@ -22,7 +22,9 @@ from typing import Callable
 import torch
 
 from gpt1.model.lm import GPT1, TransformerConfig, decay_groups
-from gpt1.train.pretrain import flops_per_token, model_flops_utilisation
+from gpt1.train import precision
+from gpt1.train.flops import flops_per_token, model_flops_utilisation
+from gpt1.train.loop import build_optimizer
 
 # A mid-size shape between the CPU default and GPT-1 (the task's suggestion).
 MID_SIZE = dict(n_layer=6, d_model=512, n_head=8, d_ff=2048, n_positions=256)
@@ -41,7 +43,7 @@ def build_reference(config: TransformerConfig) -> torch.nn.Module:
 
 def _step_function(model: torch.nn.Module, is_reference: bool, input_ids: torch.Tensor,
                    targets: torch.Tensor, autocast: contextlib.AbstractContextManager) -> Callable[[], None]:
-    optimizer = torch.optim.AdamW(decay_groups(model, 0.01), lr=1e-4, fused=True)
+    optimizer = build_optimizer(decay_groups(model, 0.01), lr=1e-4, betas=(0.9, 0.999), eps=1e-8)
 
     def step() -> None:
         with autocast:
@@ -74,7 +76,7 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     """Tokens/s of one training step for both models; `ratio` > 1 means ours is faster. `threads` sets
     torch's CPU thread count for both (default: leave it as it is); `dtype` bfloat16 runs both under bf16
     autocast (auto: on CUDA only)."""
-    device_ = torch.device(device)
+    device_ = precision.resolve_device(device, key="--device")
     if threads is not None:
         torch.set_num_threads(threads)
     if seq > config.n_positions:
@@ -83,7 +85,7 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
     bf16 = dtype == "bfloat16" or (dtype == "auto" and device_.type == "cuda")
-    autocast = torch.autocast(device_.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    autocast = precision.autocast(device_, "bfloat16" if bf16 else "float32")
     generator = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, config.vocab_size, (batch, seq + 1), generator=generator).to(device_)
     input_ids, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
@@ -147,8 +149,6 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
     if vocab_size is None:
         meta = Path("data/tokens/meta.json")
         vocab_size = json.loads(meta.read_text())["vocab_size"] if meta.is_file() else 40478 + 3
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
     available = default_configs(params.model, vocab_size)
     results = {}
     for name in configs or list(available):

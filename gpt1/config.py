@@ -9,16 +9,29 @@ attributes (`params.bpe.merges`), never raw dict keys.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional, Sequence, get_args
+from typing import Annotated, Any, Literal, Optional, Sequence, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from gpt1.errors import UserError
 
 DEFAULT_PARAMS = Path("params.yaml")
 Variant = Literal["full", "no_pretrain", "no_aux_lm", "lstm"]  # Table 5's methods
 VARIANTS: tuple[str, ...] = get_args(Variant)
+
+
+# Adam's decay rates: 1 would never forget, below 0 is meaningless; eps must be a finite positive number.
+Beta = Annotated[float, Field(ge=0, lt=1)]
+AdamEps = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
+Seed = Annotated[StrictInt, Field(ge=0)]  # strict: `true` is not seed 1
+
+
+def _distinct(values: list) -> list:
+    repeated = sorted({value for value in values if values.count(value) > 1})
+    if repeated:
+        raise ValueError(f"lists {repeated} more than once; each seed once")
+    return values
 
 
 class Section(BaseModel):
@@ -53,6 +66,18 @@ class DataParams(Section):
                 downloaded = sorted(n for n, s in registry.SOURCES.items() if not isinstance(s.archive, LocalFolder))
                 raise ValueError(f"'{name}' is not a downloaded source; allowed: {', '.join(downloaded)}")
         return mirrors
+
+    @field_validator("local_paths")
+    @classmethod
+    def _local_paths_name_registered_folders(cls, local_paths: dict) -> dict:
+        from gpt1.data import registry
+        from gpt1.data.sources import LocalFolder
+
+        keys = sorted({s.archive.key for s in registry.SOURCES.values() if isinstance(s.archive, LocalFolder)})
+        unknown = sorted(set(local_paths) - set(keys))
+        if unknown:
+            raise ValueError(f"{', '.join(map(repr, unknown))} is not data you register by hand; allowed: {', '.join(keys)}")
+        return local_paths
 
     @field_validator("corpus", "tasks")
     @classmethod
@@ -116,8 +141,8 @@ class PretrainParams(Section):
     tokens_per_update: int = Field(ge=1, description="tokens per optimizer step, all devices and accumulation")
     max_steps: int = Field(ge=0, description="0: no training, only with init_from (use released weights as they are)")
     warmup_steps: int = Field(ge=0)
-    betas: tuple[float, float] = (0.9, 0.999)
-    eps: float = Field(gt=0, default=1e-8)
+    betas: tuple[Beta, Beta] = (0.9, 0.999)
+    eps: AdamEps = 1e-8
     weight_decay: float = Field(ge=0)
     grad_clip: float = Field(gt=0)
     eval_interval: int = Field(ge=1)
@@ -135,7 +160,9 @@ class FinetuneParams(Section):
     """The paper: lr 6.25e-5, batch 32, 3 epochs, warmup 0.2 % then linear decay, λ 0.5, dropout 0.1."""
 
     variants: list[Variant] = Field(min_length=1)
-    seeds: list[int] = Field(min_length=1)
+    seeds: list[Seed] = Field(min_length=1)
+
+    _seeds_distinct = field_validator("seeds")(_distinct)
     lr: float = Field(gt=0, lt=1)
     no_pretrain_lr: Optional[float] = Field(default=None, gt=0, lt=1,
                                             description="the no_pretrain variant's rate (None: finetune.lr)")
@@ -144,10 +171,12 @@ class FinetuneParams(Section):
     warmup_fraction: float = Field(ge=0, lt=1)
     lm_coef: float = Field(ge=0, description="λ of the auxiliary LM loss; the no_aux_lm variant uses 0")
     classifier_dropout: float = Field(ge=0, lt=1)
+    betas: tuple[Beta, Beta] = (0.9, 0.999)
+    eps: AdamEps = 1e-8
     weight_decay: float = Field(ge=0)
     grad_clip: float = Field(gt=0)
     max_train_examples: Optional[int] = Field(ge=1, description="seeded subsample of train (None: all)")
-    max_eval_examples: Optional[int] = Field(ge=1, description="first N of dev/test (None: all)")
+    max_eval_examples: Optional[int] = Field(ge=1, description="seeded sample of dev/test, kept in file order (None: all)")
     device: Literal["auto", "cpu", "cuda"] = "auto"
     # auto: bf16 autocast where the hardware has native bf16 (CUDA, or a CPU with AVX512-BF16/AMX, where it
     # is ~2x faster than fp32), else fp32
@@ -161,11 +190,13 @@ class AnalysisParams(Section):
     layer_transfer_layers: list[int] = Field(
         min_length=1, description="values of k the layer_transfer stage trains, 0 ... model.n_layer - 1; the "
         "k = model.n_layer point is the finetune stage's `full` run")
-    layer_transfer_seeds: list[int] = Field(min_length=1)
+    layer_transfer_seeds: list[Seed] = Field(min_length=1)
+
+    _seeds_distinct = field_validator("layer_transfer_seeds")(_distinct)
 
 
 class Params(Section):
-    seed: int = Field(ge=0)
+    seed: Seed
     data: DataParams
     bpe: BpeParams
     model: TransformerParams
@@ -178,9 +209,14 @@ class Params(Section):
     def _analysis_fits(self) -> "Params":
         if self.pretrain.max_steps == 0 and not self.pretrain.init_from:
             raise ValueError("pretrain.max_steps is 0 but pretrain.init_from is not set: nothing would be trained")
+        from gpt1.data.registry import TASKS
+
         for task in self.analysis.layer_transfer_tasks:
             if task not in self.data.tasks:
                 raise ValueError(f"analysis.layer_transfer_tasks: '{task}' is not one of data.tasks {self.data.tasks}")
+            if task in TASKS and TASKS[task].spec.is_regression:
+                raise ValueError(f"analysis.layer_transfer_tasks: '{task}' is a regression task; Figure 2 (left) plots "
+                                 "accuracy, so name a classification, entailment or multiple-choice task")
         self._layer_transfer_reuses_full_runs()
         return self
 

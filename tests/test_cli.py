@@ -54,3 +54,25 @@ def test_finetune_runs_every_seed_unless_one_is_named_and_logs_accordingly():
     assert layers.seed is None and log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2.log")
     layers = parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2", "--seed", "1"])
     assert log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2/seed1.log")
+
+
+def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
+    """DVC owns results/finetune/<task>/<variant> and results/layer_transfer/...: a one-off `--seed` must
+    not add a folder there (the next `dvc repro` would see the stage as changed)."""
+    import gpt1.train.finetune as library
+    from gpt1.cli import build_parser
+    from gpt1.config import load_params
+    from gpt1.stages import finetune, layer_transfer
+
+    calls = []
+    monkeypatch.setattr(library, "run_seeds", lambda params, task, variant, seeds, **options: calls.append(
+        (seeds, options.get("out_root"))))
+    parser, params = build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
+    finetune.main(parser.parse_args(["finetune", "--task", "sts_b", "--variant", "full"]), params)
+    finetune.main(parser.parse_args(["finetune", "--task", "sts_b", "--variant", "full", "--seed", "7"]), params)
+    layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1"]), params)
+    layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1", "--seed", "7"]),
+                        params)
+    assert calls == [([1, 2, 3], None), ([7], Path("results/one-off/finetune/sts_b/full")),
+                     ([1, 2], Path("results/layer_transfer/snli_100k/layers1")),
+                     ([7], Path("results/one-off/layer_transfer/snli_100k/layers1"))]

@@ -95,6 +95,15 @@ BAD = {
                    ["'data.mirrors.glue_cola.sha256'"]),
     "mirror_url": ("data.mirrors", {"glue_cola": {"url": "x/y.zip", "sha256": "0" * 64}},
                    ["'data.mirrors.glue_cola.url'"]),
+    "local_path_misspelt": ("data.local_paths", {"bookz": "/data/books"},
+                            ["'data.local_paths'", "'bookz' is not data you register by hand", "books, story_cloze"]),
+    "boolean_seed": ("seed", True, ["'seed'", "valid integer"]),
+    "repeated_seed": ("finetune.seeds", [1, 2, 1], ["'finetune.seeds'", "lists [1] more than once"]),
+    "beta_one": ("pretrain.betas", [0.9, 1.0], ["'pretrain.betas.1'", "less than 1"]),
+    "finetune_beta_negative": ("finetune.betas", [-0.1, 0.999], ["'finetune.betas.0'", "greater than or equal to 0"]),
+    "eps_infinite": ("pretrain.eps", float("inf"), ["'pretrain.eps'", "finite"]),
+    "regression_layer_transfer": ("analysis.layer_transfer_tasks", ["sts_b"],
+                                  ["analysis.layer_transfer_tasks", "'sts_b' is a regression task"]),
 }
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from gpt1.train import finetune
+from gpt1.train import finetune, starting_model
+from gpt1.train.schedules import warmup_linear
 from gpt1.config import Params, parse_params
 from gpt1.errors import UserError
 from gpt1.model.heads import TaskModel, collate, lm_loss
@@ -271,28 +272,28 @@ def test_the_head_is_decayed_and_its_bias_is_not():
 
 
 def test_learning_rate_warms_up_then_decays_linearly_to_zero():
-    factors = [finetune.lr_factor(step, 10, 2) for step in range(10)]
+    factors = [warmup_linear(step, 10, 2) for step in range(10)]
     assert factors[:3] == [0.5, 1.0, 1.0]
     assert factors[-1] == pytest.approx(1 / 8) and all(a > b for a, b in zip(factors[2:], factors[3:]))
-    assert finetune.lr_factor(10, 10, 2) == 0.0
-    assert finetune.lr_factor(0, 10, 0) == 1.0
+    assert warmup_linear(10, 10, 2) == 0.0
+    assert warmup_linear(0, 10, 0) == 1.0
 
 
 # --- models per variant -----------------------------------------------------------------------------------
 
 def test_special_tokens_are_added_to_a_checkpoint_that_lacks_them(workspace):
     bpe = tiny_bpe()
-    model = finetune.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
+    model = starting_model.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
     assert model.tokens_embed.weight.shape[0] == bpe.vocab_size
     with pytest.raises(UserError, match="token embeddings"):
-        finetune.language_model(tiny_params(), "full", bpe.vocab_size - 5, workspace / "pretrain")
+        starting_model.language_model(tiny_params(), "full", bpe.vocab_size - 5, workspace / "pretrain")
 
 
 def test_transfer_layers_keeps_the_first_blocks_and_the_embeddings(workspace):
     bpe = tiny_bpe()
-    pretrained = finetune.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
+    pretrained = starting_model.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
     torch.manual_seed(0)
-    partial = finetune.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain", transfer_layers=1)
+    partial = starting_model.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain", transfer_layers=1)
     kept, fresh = pretrained.state_dict(), partial.state_dict()
     for name in kept:
         if name.startswith("h.1."):
@@ -301,31 +302,31 @@ def test_transfer_layers_keeps_the_first_blocks_and_the_embeddings(workspace):
         torch.testing.assert_close(fresh[name][: bpe.vocab_size - 3], kept[name][: bpe.vocab_size - 3], msg=name)
     assert not torch.equal(fresh["h.1.attn.c_attn.weight"], kept["h.1.attn.c_attn.weight"])
     with pytest.raises(UserError, match="transfer_layers"):
-        finetune.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain", transfer_layers=3)
+        starting_model.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain", transfer_layers=3)
     with pytest.raises(UserError, match="transfer_layers"):
-        finetune.language_model(tiny_params(), "lstm", bpe.vocab_size, workspace / "pretrain", transfer_layers=1)
+        starting_model.language_model(tiny_params(), "lstm", bpe.vocab_size, workspace / "pretrain", transfer_layers=1)
 
 
 def test_keeping_every_block_draws_nothing_so_it_is_the_full_run(workspace):
     """Figure 2 (left) reads k = n_layer from the finetune stage's full run: the two must start identically."""
     bpe, depth = tiny_bpe(), TINY_MODEL["n_layer"]
-    model = finetune.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
+    model = starting_model.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
     weights = {name: value.clone() for name, value in model.state_dict().items()}
     before = torch.manual_seed(0).get_state()
-    finetune._reinitialise_blocks(model, depth)
+    starting_model.reinitialise_blocks(model, depth)
     assert torch.equal(torch.get_rng_state(), before)  # so the head's init and dropout draw the same numbers
     assert all(torch.equal(value, weights[name]) for name, value in model.state_dict().items())
-    finetune._reinitialise_blocks(model, depth - 1)
+    starting_model.reinitialise_blocks(model, depth - 1)
     assert not torch.equal(torch.get_rng_state(), before)  # replacing a block does draw
 
 
 def test_no_pretrain_needs_no_checkpoint_and_unknown_variants_are_refused(tmp_path):
-    model = finetune.language_model(tiny_params(), "no_pretrain", 60, tmp_path)
+    model = starting_model.language_model(tiny_params(), "no_pretrain", 60, tmp_path)
     assert model.config.n_layer == 2 and model.config.vocab_size == 60
     with pytest.raises(UserError, match="unknown fine-tuning variant"):
-        finetune.language_model(tiny_params(), "bigger", 60, tmp_path)
+        starting_model.language_model(tiny_params(), "bigger", 60, tmp_path)
     with pytest.raises(UserError, match="does not exist"):
-        finetune.language_model(tiny_params(), "full", 60, tmp_path)
+        starting_model.language_model(tiny_params(), "full", 60, tmp_path)
 
 
 # --- data ---------------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from gpt1.data import prepare
 from gpt1.tokenizer.bpe import Gpt1Bpe, count_words, train_merges
 from gpt1.config import parse_params
 from gpt1.model.lm import build_model, save_model
-from gpt1.data.paper_tasks import PAPER_SOURCES, PAPER_TASKS
+from gpt1.data.paper_sources import PAPER_SOURCES
+from gpt1.data.paper_tasks import PAPER_TASKS
 from gpt1.data.records import read_examples, texts_of
 from gpt1.data.sources import fetch_source
 from gpt1.data.text import clean
@@ -32,6 +33,11 @@ def _params(task: str):
     raw["finetune"].update(seeds=[1], batch_size=2, epochs=1, max_train_examples=None, max_eval_examples=None,
                            device="cpu", dtype="float32", lr=1e-3)
     raw["analysis"].update(layer_transfer_tasks=[task], layer_transfer_layers=[0], layer_transfer_seeds=[1])
+    if PAPER_TASKS[task].spec.is_regression:  # Figure 2 (left) refuses regression tasks: validate with one it
+        raw["data"]["tasks"].append("cola")  # accepts, then keep only the task under test (no layer transfer here)
+        raw["analysis"]["layer_transfer_tasks"] = ["cola"]
+        params = parse_params(raw, "tiny paper params")
+        return params.model_copy(update={"data": params.data.model_copy(update={"tasks": [task]})})
     return parse_params(raw, "tiny paper params")
 
 

@@ -13,7 +13,8 @@ from collections import Counter
 import pytest
 
 from gpt1.errors import UserError
-from gpt1.data.paper_tasks import BOOKS1_SOURCE, PAPER_SOURCES, PAPER_TASKS, load_books
+from gpt1.data.paper_sources import BOOKS1_SOURCE, PAPER_SOURCES
+from gpt1.data.paper_tasks import PAPER_TASKS, load_books
 from gpt1.data.records import ClassificationExample as C
 from gpt1.data.records import EntailmentExample as E
 from gpt1.data.records import MultipleChoiceExample as M

@@ -8,6 +8,8 @@ import yaml
 from fixtures_embedded import (BENCH, CLAIMS, GENSIM, QUESTIONS, REVIEWS, SNLI_PREMISES, STS, STS_PAIRS,
                                write_embedded_raw)
 from gpt1.data import embedded
+from gpt1.data.registry import TASKS
+from gpt1.data.tasks import make_splits
 from gpt1.stages import prepare
 from gpt1.config import parse_params
 from gpt1.errors import UserError
@@ -56,7 +58,10 @@ def test_tasks_get_fixed_seeded_splits(params, tmp_path):
 
 def test_lee_pairs_split_at_random_into_disjoint_sets_with_their_ratings(tmp_path):
     write_embedded_raw(tmp_path)
-    splits = embedded.load_lee_similarity(tmp_path)
+    found = embedded.load_lee_similarity(tmp_path)
+    assert set(found) == {"train"}  # the registry's carved_fractions split it, as any carved task
+    definition = TASKS["lee_similarity"]
+    splits = make_splits(found, "lee_similarity", 1234, 0.1, 0.1, definition.carved_fractions)
     sizes = {split: len(rows) for split, rows in splits.items()}
     assert sizes == {"test": 9, "dev": 4, "train": 32}  # 45 pairs of the fixture's 10 documents: 20 %, 10 %
     documents = (tmp_path / GENSIM / "lee.cor").read_text(encoding="latin-1").splitlines()
@@ -71,7 +76,8 @@ def test_lee_pairs_split_at_random_into_disjoint_sets_with_their_ratings(tmp_pat
     test_documents = {example.a for example in splits["test"]} | {example.b for example in splits["test"]}
     train_documents = {example.a for example in splits["train"]} | {example.b for example in splits["train"]}
     assert test_documents <= train_documents  # transductive, as the loader's docstring says
-    assert embedded.load_lee_similarity(tmp_path) == splits  # fixed seed
+    assert make_splits(embedded.load_lee_similarity(tmp_path), "lee_similarity", 1234, 0.1, 0.1,
+                       definition.carved_fractions) == splits  # seeded
 
 
 def test_sts_benchmark_keeps_its_own_splits_scores_and_verbatim_quotes(tmp_path):

@@ -23,8 +23,9 @@ from gpt1.config import parse_params
 from gpt1.errors import UserError
 from gpt1.model.lm import TransformerConfig, build_model, load_model
 from gpt1.stages.pretrain import run
-from gpt1.train.pretrain import (accumulation_steps, build_optimizer, checkpoint_steps, learning_rate_factor,
-                                 load_resume)
+from gpt1.train.loop import build_optimizer, load_state
+from gpt1.train.pretrain import accumulation_steps, checkpoint_steps
+from gpt1.train.schedules import warmup_cosine
 import tiny
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,12 +104,12 @@ def one_thread():
 
 def test_learning_rate_warms_up_linearly_then_anneals_to_zero():
     warmup, total = 10, 100
-    factors = [learning_rate_factor(step, warmup, total) for step in range(total)]
+    factors = [warmup_cosine(step, warmup, total) for step in range(total)]
     assert factors[0] == pytest.approx(0.1) and factors[4] == pytest.approx(0.5) and factors[9] == 1.0
     assert factors[10] == 1.0  # the cosine starts at the peak
     assert factors[55] == pytest.approx(0.5)  # half-way through the cosine
     assert all(later <= earlier for earlier, later in zip(factors[10:], factors[11:]))
-    assert 0 < factors[-1] < 0.001 and learning_rate_factor(total, warmup, total) == pytest.approx(0.0)
+    assert 0 < factors[-1] < 0.001 and warmup_cosine(total, warmup, total) == pytest.approx(0.0)
 
 
 def test_checkpoints_are_log_spaced_from_the_first_to_the_last_update():
@@ -131,7 +132,9 @@ def test_optimizer_is_adamw_with_the_paper_settings_and_decay_on_matrices_only()
     params = parse_params(tiny_raw_params())
     model = build_model("transformer", {"vocab_size": VOCAB, "n_positions": 16, "n_layer": 1, "n_head": 2,
                                          "d_model": 32, "d_ff": 64})
-    optimizer = build_optimizer(model, params, "transformer")
+    settings = params.pretrain
+    optimizer = build_optimizer(model.parameter_groups(settings.weight_decay), settings.transformer.max_lr,
+                                settings.betas, settings.eps)
     assert isinstance(optimizer, torch.optim.AdamW)
     decayed, plain = optimizer.param_groups
     assert decayed["betas"] == tuple(params.pretrain.betas) and decayed["eps"] == 1e-8 and decayed["lr"] == 1e-2
@@ -181,10 +184,10 @@ def test_unigram_perplexity_uses_add_one_smoothed_training_counts():
 def test_resume_state_from_other_settings_or_broken_is_ignored(tmp_path):
     path = tmp_path / "resume.pt"
     torch.save({"signature": "a", "step": 3}, path)
-    assert load_resume(path, "a")["step"] == 3
-    assert load_resume(path, "b") is None
+    assert load_state(path, "a")["step"] == 3
+    assert load_state(path, "b") is None
     path.write_bytes(b"not a checkpoint")
-    assert load_resume(path, "a") is None
+    assert load_state(path, "a") is None
 
 
 # ---- end to end -------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ def test_killed_run_resumes_to_the_same_weights_as_an_uninterrupted_run(tmp_path
     state = kill_after_first_resume_checkpoint(tmp_path, "killed")
     out = tmp_path / "killed" / "out"
     assert 0 < state["step"] < RAW["pretrain"]["max_steps"]
-    assert state["sequences_seen"] == state["step"] * RAW["pretrain"]["tokens_per_update"] // 16
+    assert state["position"] == state["step"] * RAW["pretrain"]["tokens_per_update"] // 16
     assert {"model", "optimizer", "scheduler", "rng", "history"} <= set(state)
     assert set(state["rng"][0]) == {"torch", "cuda", "numpy", "python"}
     assert state["scheduler"]["last_epoch"] == state["step"]
@@ -96,3 +96,22 @@ def test_resume_state_from_other_settings_starts_over(tmp_path, monkeypatch):
     expected = checkpoint_steps(30, RAW["pretrain"]["checkpoints"])
     assert names == {f"step_{step}.safetensors" for step in expected}
     assert not (out / "resume.pt").exists() and not (out / "resume-checkpoints").exists()
+
+
+def test_a_kill_while_publishing_leaves_nothing_that_breaks_the_next_run(tmp_path, monkeypatch):
+    """SIGKILL inside atomic_directory leaves a `.checkpoints.*.tmp/` folder next to resume.pt; the re-run
+    must clear it and finish (it used to call unlink() on the folder and crash on every re-run)."""
+    tokens = write_tokens(tmp_path / "tokens")
+    out = tmp_path / "out"
+    with monkeypatch.context() as patch:
+        patch.setattr(Trainer, "_publish", lambda self: (_ for _ in ()).throw(Crash()))
+        with pytest.raises(Crash):
+            pretrain.run(parse_params(RAW), "transformer", tokens, out, tmp_path / "metrics")
+    half_published = out / ".checkpoints.k1ll3d.tmp"
+    half_published.mkdir()
+    (half_published / "step_1.safetensors").write_bytes(b"partial")
+    (out / ".model.safetensors.k1ll3d.tmp").write_bytes(b"partial")
+
+    result = pretrain.run(parse_params(RAW), "transformer", tokens, out, tmp_path / "metrics")
+    assert result["resumed_from_step"] == 95 and result["steps"] == 100
+    assert sorted(path.name for path in out.iterdir()) == ["checkpoints", "model.safetensors"]

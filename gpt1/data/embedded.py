@@ -10,7 +10,6 @@ import ast
 import bz2
 import json
 import logging
-import random
 import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -187,14 +186,11 @@ def _sts_file(path: Path) -> list[SimilarityExample]:
     return examples
 
 
-LEE_SPLIT_SEED = 0  # fixed, not the project seed: the split is part of the task's definition
-LEE_DEV_FRACTION, LEE_TEST_FRACTION = 0.1, 0.2
-
-
 def load_lee_similarity(raw: Path) -> dict[str, list]:
     """The Lee corpus: 50 news documents and their mean human similarity (upper triangle of a 50x50 matrix).
 
-    The 1,225 pairs are split at random (fixed seed): 20 % test, 10 % dev, the rest train. Documents are
+    All 1,225 pairs come back as train; the registry carves 20 % test and 10 % dev from them (tasks.make_splits,
+    seeded like every carved split). Documents are
     shared across splits, so this measures learning the similarity of unseen *pairs* of known documents
     (transductive), not of unseen documents. Why: with 50 documents a document split leaves 30 to train on
     and 45 test pairs (a correlation's standard error ~0.15); measured on the default, no variant then beat a
@@ -213,12 +209,7 @@ def load_lee_similarity(raw: Path) -> dict[str, list]:
     if len(matrix) != len(documents):
         raise UserError(f"{matrix_path}: expected {len(documents)} rows, got {len(matrix)}")
     pairs = [(i, j) for i in range(len(documents)) for j in range(i + 1, len(documents))]
-    random.Random(LEE_SPLIT_SEED).shuffle(pairs)
-    test_end = round(LEE_TEST_FRACTION * len(pairs))
-    dev_end = test_end + round(LEE_DEV_FRACTION * len(pairs))
-    chosen = {"test": pairs[:test_end], "dev": pairs[test_end:dev_end], "train": pairs[dev_end:]}
-    return {split: [SimilarityExample(a=documents[i], b=documents[j], label=matrix[i][j]) for i, j in sorted(rows)]
-            for split, rows in chosen.items()}
+    return {"train": [SimilarityExample(a=documents[i], b=documents[j], label=matrix[i][j]) for i, j in pairs]}
 
 
 # --- zero-shot only ----------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from gpt1.data import embedded, paper_tasks
+from gpt1.data import embedded, paper_sources, paper_tasks
 from gpt1.data.catalog import EMBEDDED_SOURCES
 from gpt1.data.records import TaskSpec
 from gpt1.data.sources import Source
@@ -63,7 +63,8 @@ EMBEDDED_TASKS: dict[str, TaskDefinition] = {
         _task("vitaminc", "entailment", ("entailment", "not_entailment"), ("accuracy",), ("bigbench",),
               embedded.load_vitaminc, "RTE (two-way entailment over Wikipedia evidence)"),
         _task("lee_similarity", "similarity", (), ("pearson", "spearman"), ("gensim_test_data",),
-              embedded.load_lee_similarity, "STS-B (human-rated similarity, document level)"),
+              embedded.load_lee_similarity, "STS-B (human-rated similarity, document level)",
+              carved_fractions={"test": 0.2, "dev": 0.1}),  # of its 1,225 pairs: 245 test, 122 dev
         _task("sts_b", "similarity", (), ("pearson", "spearman"), ("sts_benchmark",),
               embedded.load_sts_benchmark, "STS-B (the STS benchmark itself: its train, dev and test pairs)"),
         _task("social_iqa", "multiple_choice", (), ("accuracy",), ("bigbench",),
@@ -84,7 +85,7 @@ def _merge(*tables: dict) -> dict:
 
 
 TASKS: dict[str, TaskDefinition] = _merge(EMBEDDED_TASKS, paper_tasks.PAPER_TASKS)
-SOURCES: dict[str, Source] = _merge(EMBEDDED_SOURCES, paper_tasks.PAPER_SOURCES)
+SOURCES: dict[str, Source] = _merge(EMBEDDED_SOURCES, paper_sources.PAPER_SOURCES)
 
 
 def sources_needed(corpus: list[str], tasks: list[str]) -> list[Source]:

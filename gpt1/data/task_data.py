@@ -17,7 +17,7 @@ from gpt1.data.records import SPLITS, Example, TaskSpec, check_examples, read_ex
 @dataclass(frozen=True)
 class TaskData:
     spec: TaskSpec
-    splits: dict[str, list[Example]]  # train (subsampled), dev, test (first max_eval_examples)
+    splits: dict[str, list[Example]]  # seeded samples of train, dev and test (seeded_subset)
     full_sizes: dict[str, int]  # rows in each file before subsampling
 
 

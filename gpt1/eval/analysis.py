@@ -198,7 +198,7 @@ def _run_metrics(path: Path, advice: str) -> dict:
 def layer_transfer_rows(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int],
                          all_layers: int) -> pd.DataFrame:
     """One row per (task, k, seed, split); k = all_layers comes from the finetune stage's `full` run,
-    which is that point exactly (finetune._reinitialise_blocks keeps every block without drawing)."""
+    which is that point exactly (starting_model.reinitialise_blocks keeps every block without drawing)."""
     rows = []
     for task in tasks:
         for seed in seeds:

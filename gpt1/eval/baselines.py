@@ -10,7 +10,7 @@
   TF-IDF vectors (IDF fitted on the training texts), untrained on the scores: the lexical-overlap
   reference a correlation metric is usually read against.
 Training data = the same seeded subsample as `gpt1 finetune` (finetune.max_train_examples); dev/test =
-the same first `max_eval_examples` rows. Output: one JSON, {task: {baseline: {"dev", "test", "notes"}}}.
+the same seeded samples of `max_eval_examples` rows. Output: one JSON, {task: {baseline: {"dev", "test", "notes"}}}.
 """
 
 from __future__ import annotations

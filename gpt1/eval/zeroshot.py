@@ -68,17 +68,13 @@ def find_checkpoints(pretrain_dir: Path, kind: str, final_step: int) -> list[tup
 # --- the stage ---------------------------------------------------------------------------------------
 
 
-def choose_device(choice: str) -> str:
-    return "cuda" if choice == "auto" and torch.cuda.is_available() else ("cpu" if choice == "auto" else choice)
-
-
 def standard_error(accuracy: float | np.ndarray, examples: int | np.ndarray):
     """The binomial standard error of an accuracy over `examples` independent examples."""
     return np.sqrt(accuracy * (1 - accuracy) / examples)
 
 
 def evaluate_checkpoints(tasks: list[ZeroShotTask], checkpoints: dict[str, list[tuple[int, Path]]],
-                         max_positions: int, device: str, batch_size: int = 64) -> pd.DataFrame:
+                         max_positions: int, device: torch.device, batch_size: int = 64) -> pd.DataFrame:
     rows = []
     jobs = [(kind, step, path) for kind, found in checkpoints.items() for step, path in found]
     for kind, step, path in tqdm(jobs, desc="zero-shot", unit="checkpoint", disable=None):

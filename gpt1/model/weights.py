@@ -23,7 +23,7 @@ from safetensors.torch import load_file, save_file
 
 from gpt1.atomic import atomic_directory
 from gpt1.errors import UserError
-from gpt1.model.lm import GPT1, TransformerConfig
+from gpt1.model.lm import GPT1, TransformerConfig, load_model
 
 HF_PREFIX = "transformer."
 LINEAR_WEIGHT = re.compile(r"h\.\d+\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)\.weight$")
@@ -201,3 +201,22 @@ def import_weights(directory: Path | str, n_head: int = 12) -> GPT1:
     if (directory / "params_shapes.json").exists():
         return import_openai(directory, n_head=n_head)
     raise UserError(f"{directory}: neither an HF folder (config.json) nor OpenAI's release (params_shapes.json)")
+
+
+def initial_weights(path: Path, config: TransformerConfig) -> GPT1:
+    """Released (or earlier) weights to start from, checked against params.yaml's model section; the BPE's
+    special tokens are added as new embedding rows when the weights have none."""
+    if not path.exists():
+        raise UserError(f"pretrain.init_from: {path} does not exist")
+    model = load_model(path) if path.is_file() else import_weights(path, n_head=config.n_head)
+    theirs, ours = model.config, config
+    shape = ("n_layer", "n_head", "d_model", "d_ff", "n_positions")
+    if any(getattr(theirs, name) != getattr(ours, name) for name in shape):
+        raise UserError(f"pretrain.init_from: {path} has shape "
+                        f"{ {name: getattr(theirs, name) for name in shape} }; set params.yaml's model section to it")
+    if theirs.vocab_size > ours.vocab_size:
+        raise UserError(f"pretrain.init_from: {path} has {theirs.vocab_size} tokens but the BPE has {ours.vocab_size}; "
+                        "use the BPE those weights were trained with (bpe.import_from)")
+    if theirs.vocab_size < ours.vocab_size:
+        model.resize_token_embeddings(ours.vocab_size)
+    return model

@@ -7,16 +7,20 @@ from pathlib import Path
 
 from gpt1.config import Params
 
+ONE_OFF = Path("results/one-off/layer_transfer")  # a one-off seed: outside the DVC output folder
+
 
 def add_arguments(parser) -> None:
     parser.add_argument("--task", required=True, help="a task of data.tasks")
     parser.add_argument("--layers", type=int, required=True, help="pretrained blocks kept")
-    parser.add_argument("--seed", type=int, default=None, help="run this seed only (default: every seed params.yaml lists)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help=f"run this seed only, into {ONE_OFF}/<task>/layers<k>/seed<S> (default: every seed "
+                        "params.yaml lists, into the stage's output folder)")
 
 
 def main(args, params: Params) -> None:
     from gpt1.train.finetune import run_seeds, selected_seeds  # torch: only when the stage runs
 
     seeds = selected_seeds(args.seed, params.analysis.layer_transfer_seeds)
-    out = Path("results/layer_transfer") / args.task / f"layers{args.layers}"
+    out = (Path("results/layer_transfer") if args.seed is None else ONE_OFF) / args.task / f"layers{args.layers}"
     run_seeds(params, args.task, "full", seeds, out_root=out, transfer_layers=args.layers)

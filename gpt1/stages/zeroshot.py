@@ -10,9 +10,10 @@ from typing import Sequence
 import pandas as pd
 
 from gpt1.config import Params
-from gpt1.eval.zeroshot import PRETRAINED_KINDS, choose_device, evaluate_checkpoints, find_checkpoints, plot, trend, write_csv
+from gpt1.eval.zeroshot import PRETRAINED_KINDS, evaluate_checkpoints, find_checkpoints, plot, trend, write_csv
 from gpt1.eval.zeroshot_tasks import load_tasks
 from gpt1.tokenizer.bpe import Gpt1Bpe
+from gpt1.train import precision
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +26,8 @@ def run(params: Params, tasks_dir: Path = Path("data/tasks"), raw_dir: Path = Pa
     bpe = Gpt1Bpe.load(bpe_dir)
     tasks = load_tasks(bpe, tasks_dir, raw_dir, params.data.tasks, params.finetune.max_eval_examples, params.seed)
     checkpoints = {kind: find_checkpoints(pretrain_dir, kind, params.pretrain.max_steps) for kind in kinds}
-    table = evaluate_checkpoints(tasks, checkpoints, params.model.n_positions, choose_device(params.finetune.device),
-                                 batch_size)
+    device = precision.resolve_device(params.finetune.device, key="finetune.device")
+    table = evaluate_checkpoints(tasks, checkpoints, params.model.n_positions, device, batch_size)
     write_csv(table, out_csv)
     write_csv(trend(table), out_trend)
     plot(table, tasks, out_png)

@@ -17,6 +17,7 @@ import torch
 import torch.distributed as dist
 
 from gpt1.errors import UserError
+from gpt1.train import precision
 
 
 @dataclass(frozen=True)
@@ -46,22 +47,13 @@ def _environment_int(name: str, default: int) -> int:
         raise UserError(f"environment variable {name}={value!r} is not an integer; launch with torchrun") from None
 
 
-def start(device: str = "auto") -> Runtime:
-    """Read torchrun's variables, pick the device ("auto", "cpu", "cuda") and join the process group."""
+def start(device: str = "auto", key: str = "pretrain.device") -> Runtime:
+    """Read torchrun's variables, pick the device and join the process group (several processes only)."""
     rank, world_size = _environment_int("RANK", 0), _environment_int("WORLD_SIZE", 1)
     local_rank = _environment_int("LOCAL_RANK", rank)
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda":
-        if not torch.cuda.is_available():
-            raise UserError("pretrain.device is 'cuda' but no CUDA device is visible; use 'auto' or 'cpu'")
-        if local_rank >= torch.cuda.device_count():
-            raise UserError(f"LOCAL_RANK {local_rank} but only {torch.cuda.device_count()} CUDA device(s); "
-                            "start at most one process per GPU (torchrun --nproc_per_node)")
-        torch.cuda.set_device(local_rank)
-        chosen = torch.device("cuda", local_rank)
-    else:
-        chosen = torch.device("cpu")
+    chosen = precision.resolve_device(device, local_rank, key)
+    if chosen.type == "cuda":
+        torch.cuda.set_device(chosen)
     if world_size > 1 and not dist.is_initialized():
         backend = "nccl" if chosen.type == "cuda" else "gloo"
         dist.init_process_group(backend=backend, rank=rank, world_size=world_size,

@@ -28,17 +28,18 @@ import torch
 from safetensors.torch import save_file
 from tqdm import tqdm
 
-from gpt1.train import precision
 from gpt1.atomic import atomic_directory
-from gpt1.tokenizer.bpe import Gpt1Bpe
-from gpt1.config import VARIANTS, Params
-from gpt1.errors import UserError
-from gpt1.model.heads import TaskModel, collate
-from gpt1.eval.metrics import DIGITS, score
-from gpt1.model.lm import GPT1, LanguageModel, build_model, load_model
-from gpt1.data.records import SPLITS, TaskSpec
+from gpt1.config import Params
 from gpt1.data.task_data import TaskData, load_task_data
+from gpt1.eval.metrics import DIGITS, score
+from gpt1.model.heads import TaskModel, collate
 from gpt1.model.transforms import EncodedExample, encode_examples
+from gpt1.tokenizer.bpe import Gpt1Bpe
+from gpt1.train import precision
+from gpt1.train.loop import TrainingState
+from gpt1.train.run_card import RunCard, model_card
+from gpt1.train.schedules import warmup_linear
+from gpt1.train.starting_model import context_length, language_model
 
 log = logging.getLogger(__name__)
 
@@ -48,77 +49,7 @@ CHECKPOINT = "model.safetensors"
 EVAL_BATCH_SIZE = 64
 
 
-# --- models ---------------------------------------------------------------------------------------------
-
-def _fresh_transformer(params: Params, vocab_size: int) -> LanguageModel:
-    sizes = params.model
-    return build_model("transformer", dict(
-        vocab_size=vocab_size, n_positions=sizes.n_positions, n_layer=sizes.n_layer, n_head=sizes.n_head,
-        d_model=sizes.d_model, d_ff=sizes.d_ff, embd_dropout=sizes.dropout, attn_dropout=sizes.dropout,
-        resid_dropout=sizes.dropout))
-
-
-def _pretrained(path: Path, vocab_size: int) -> LanguageModel:
-    model = load_model(path)
-    have = model.config.vocab_size
-    if have > vocab_size:
-        raise UserError(f"{path} has {have} token embeddings but data/bpe has {vocab_size} tokens; "
-                        "pretrain with the current BPE")
-    if have < vocab_size:  # start / delimiter / extract are new, learned embeddings
-        model.resize_token_embeddings(vocab_size)
-    return model
-
-
-def _reinitialise_blocks(model: GPT1, keep: int) -> None:
-    """Figure 2: keep embeddings and blocks [0, keep); blocks [keep, n_layer) get a fresh initialisation."""
-    if not 0 <= keep <= model.config.n_layer:
-        raise UserError(f"transfer_layers {keep} is outside 0..{model.config.n_layer} (the model's layers)")
-    if keep == model.config.n_layer:
-        # Building a fresh model would draw from the global RNG and shift the head's init and dropout:
-        # keeping every block must be the `full` run exactly, which Figure 2 reuses as its k = n_layer point.
-        return
-    fresh = GPT1(model.config)
-    for index in range(keep, model.config.n_layer):
-        model.h[index].load_state_dict(fresh.h[index].state_dict())
-
-
-def language_model(params: Params, variant: str, vocab_size: int, pretrain_dir: Path,
-                   transfer_layers: int | None = None) -> LanguageModel:
-    """The variant's starting model (uses the global torch RNG: seed it first)."""
-    if variant not in VARIANTS:
-        raise UserError(f"unknown fine-tuning variant {variant!r}; use one of {', '.join(VARIANTS)}")
-    if variant == "no_pretrain":
-        if transfer_layers is not None:
-            raise UserError("transfer_layers needs pretrained weights; use variant full or no_aux_lm")
-        return _fresh_transformer(params, vocab_size)
-    kind = "lstm" if variant == "lstm" else "transformer"
-    model = _pretrained(Path(pretrain_dir) / kind / CHECKPOINT, vocab_size)
-    if transfer_layers is not None:
-        if kind != "transformer":
-            raise UserError("transfer_layers applies to the Transformer variants (full, no_aux_lm)")
-        _reinitialise_blocks(model, transfer_layers)
-    return model
-
-
-def context_length(params: Params, model: LanguageModel) -> int:
-    """The Transformer's positions; the LSTM gets the same inputs as the Transformer it is compared with."""
-    return model.config.n_positions if model.kind == "transformer" else params.model.n_positions
-
-
-def resolve_device(setting: str) -> torch.device:
-    if setting == "cuda" and not torch.cuda.is_available():
-        raise UserError("finetune.device is cuda but no CUDA device is visible; use auto or cpu")
-    return torch.device("cuda" if setting != "cpu" and torch.cuda.is_available() else "cpu")
-
-
 # --- optimisation ---------------------------------------------------------------------------------------
-
-def lr_factor(step: int, total: int, warmup: int) -> float:
-    """Update `step` (0-based) of `total`: linear warmup over `warmup` updates, then linear decay to 0."""
-    if step < warmup:
-        return (step + 1) / warmup  # the first update already moves (TF's lr-0 first step is not copied)
-    return max(0.0, (total - step) / max(1, total - warmup))
-
 
 def _batches(count: int, size: int, generator: torch.Generator) -> list[list[int]]:
     order = torch.randperm(count, generator=generator).tolist()
@@ -139,27 +70,27 @@ def train(task_model: TaskModel, examples: Sequence[EncodedExample], params: Par
     per_epoch = math.ceil(len(examples) / settings.batch_size)
     total = per_epoch * settings.epochs
     warmup = math.ceil(settings.warmup_fraction * total)
-    optimizer = torch.optim.AdamW(task_model.parameter_groups(settings.weight_decay), lr=lr or settings.lr,
-                                  betas=(0.9, 0.999), eps=1e-8, fused=True)  # CPU: 1.5x faster than foreach
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, total, warmup))
+    state = TrainingState.start(task_model, task_model.parameter_groups(settings.weight_decay), lr or settings.lr,
+                                settings.betas, settings.eps, lambda step: warmup_linear(step, total, warmup))
+    autocast = precision.autocast(device, settings.dtype)
     generator = torch.Generator().manual_seed(seed)
+    no_lm_loss = torch.zeros(())
+
+    def losses_of(indices: list[int]):
+        loss, task_loss, language_loss = task_model.loss(
+            collate([examples[i] for i in indices], task_model.regression).to(device), lm_coef)
+        return loss, task_loss, language_loss if language_loss is not None else no_lm_loss
+
     task_model.train()
     history = []
     progress = tqdm(total=total, desc="fine-tune", unit="update", disable=None)
     for epoch in range(settings.epochs):
         sums = {"loss": 0.0, "task_loss": 0.0, "lm_loss": 0.0}
         for indices in _batches(len(examples), settings.batch_size, generator):
-            batch = collate([examples[i] for i in indices], task_model.regression).to(device)
-            with precision.autocast(device, settings.dtype):
-                loss, task_loss, language_loss = task_model.loss(batch, lm_coef)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(task_model.parameters(), settings.grad_clip)
-            optimizer.step()
-            schedule.step()
-            sums["loss"] += loss.item()
-            sums["task_loss"] += task_loss.item()
-            sums["lm_loss"] += language_loss.item() if language_loss is not None else 0.0
+            losses, _ = state.update([lambda: losses_of(indices)], settings.grad_clip, autocast=autocast)
+            state.position += 1
+            for name, value in zip(sums, losses.tolist()):
+                sums[name] += value
             progress.update()
         history.append({name: round(value / per_epoch, 4) for name, value in sums.items()})
         log.info("epoch %d: %s", epoch + 1, history[-1])
@@ -198,82 +129,6 @@ def prediction_rows(outputs: list[torch.Tensor], examples: Sequence[EncodedExamp
     return rows
 
 
-# --- the model card --------------------------------------------------------------------------------------
-
-VARIANT_MEANING = {
-    "full": "pretrained Transformer, auxiliary LM objective (λ = finetune.lm_coef)",
-    "no_pretrain": "Transformer of the same size, randomly initialised, auxiliary LM objective",
-    "no_aux_lm": "pretrained Transformer, no auxiliary LM objective (λ = 0)",
-    "lstm": "pretrained LSTM, auxiliary LM objective",
-}
-
-
-@dataclass(frozen=True)
-class RunCard:
-    task: str
-    variant: str
-    seed: int
-    lm_coef: float
-    transfer_layers: int | None
-    n_ctx: int
-    model_kind: str
-    model_config: dict
-    parameters: int
-    history: list[dict[str, float]]
-    results: dict[str, dict]
-    saved_weights: bool
-    precision: str
-
-
-def _target(spec: TaskSpec) -> str:
-    if spec.family == "multiple_choice":
-        return "index of the right candidate"
-    return "a regression score" if spec.is_regression else f"labels {list(spec.labels)}"
-
-
-def _reproduce(card: RunCard) -> str:
-    """A command that re-runs this seed alone (the CLI transfers layers into `full` only; else the API)."""
-    if card.transfer_layers is None:
-        return f"`gpt1 finetune --task {card.task} --variant {card.variant} --seed {card.seed}`"
-    if card.variant == "full":
-        return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
-    return (f"`gpt1.train.finetune.run(params, {card.task!r}, {card.variant!r}, {card.seed}, "
-            f"transfer_layers={card.transfer_layers})`")
-
-
-def model_card(card: RunCard, params: Params, data: TaskData) -> str:
-    """What the run did, in Markdown; deterministic (no dates, no timings, no host names)."""
-    spec = data.spec
-    transfer = "all" if card.transfer_layers is None else f"embeddings + first {card.transfer_layers} blocks"
-    lines = [
-        f"# Fine-tuning run: {card.task} / {card.variant} / seed {card.seed}", "",
-        f"Reproduce: {_reproduce(card)}", "",
-        "## Task",
-        f"- family: {spec.family}; target: {_target(spec)}; metrics: {list(spec.metrics)}",
-        f"- stands for: {spec.stands_for or '-'} (source: {spec.source})", "",
-        "## Model",
-        f"- variant: {card.variant}: {VARIANT_MEANING[card.variant]}",
-        f"- kind: {card.model_kind}; {card.parameters:,} parameters with the task head; context {card.n_ctx} tokens",
-        f"- pretrained layers transferred: {transfer if card.variant != 'no_pretrain' else 'none'}",
-        f"- λ (auxiliary LM weight) used: {card.lm_coef:g}; precision: {card.precision}",
-        f"- config: `{json.dumps(card.model_config, sort_keys=True)}`", "",
-        "## Data", "| split | rows in file | rows used |", "|---|---|---|",
-        *(f"| {split} | {data.full_sizes[split]} | {len(data.splits[split])} |" for split in SPLITS), "",
-        f"Training rows: a subsample seeded by the project seed ({params.seed}), the same for every variant "
-        "and seed; dev/test: the first `max_eval_examples` rows.", "",
-        "## Fine-tuning parameters (params.yaml `finetune:`)",
-        f"`{json.dumps(params.finetune.model_dump(mode='json'), sort_keys=True)}`", "",
-        "## Training (mean loss per epoch)", "| epoch | L3 | L2 (task) | L1 (LM) |", "|---|---|---|---|",
-        *(f"| {i} | {h['loss']} | {h['task_loss']} | {h['lm_loss']} |" for i, h in enumerate(card.history, 1)), "",
-        "## Results", "| split | metric | value |", "|---|---|---|",
-    ]
-    for split, result in card.results.items():
-        lines += [f"| {split} | {metric} | {value} |" for metric, value in result["metrics"].items()]
-        lines += [f"\nNote ({split}): {note}" for note in result["notes"]]
-    lines += ["", f"Fine-tuned weights: {'saved as ' + CHECKPOINT if card.saved_weights else 'not saved'}."]
-    return "\n".join(lines) + "\n"
-
-
 # --- the stage ------------------------------------------------------------------------------------------
 
 def default_out_dir(task: str, variant: str, seed: int, transfer_layers: int | None = None) -> Path:
@@ -308,7 +163,7 @@ class Prepared:
 def prepare(params: Params, task: str, tasks_dir: Path = Path("data/tasks"), bpe_dir: Path = Path("data/bpe"),
             pretrain_dir: Path = Path("data/pretrain")) -> Prepared:
     return Prepared(params=params, task=task, data=load_task_data(params, task, tasks_dir), bpe=Gpt1Bpe.load(bpe_dir),
-                    device=resolve_device(params.finetune.device), tasks_dir=Path(tasks_dir),
+                    device=precision.resolve_device(params.finetune.device, key="finetune.device"), tasks_dir=Path(tasks_dir),
                     pretrain_dir=Path(pretrain_dir))
 
 

@@ -1,6 +1,7 @@
-"""Which precision a stage trains in: bf16 autocast where the hardware runs bf16 natively, else fp32.
+"""Which device and which precision a stage runs in: the settings `device` (auto, cpu, cuda) and `dtype`
+(auto, float32, bfloat16) resolved in one place; bf16 autocast where the hardware runs bf16 natively.
 
-Shared by pretraining, fine-tuning and the benchmark. Weights and optimiser state stay fp32 either way;
+Shared by pretraining, fine-tuning, zero-shot evaluation and the benchmark. Weights and optimiser state stay fp32 either way;
 losses are computed in fp32 (gpt1.model.lm_loss, heads.task_loss).
 """
 
@@ -9,6 +10,8 @@ from __future__ import annotations
 import contextlib
 
 import torch
+
+from gpt1.errors import UserError
 
 
 def native_bf16(device: torch.device) -> bool:
@@ -33,3 +36,18 @@ def autocast(device: torch.device, dtype_setting: str) -> contextlib.AbstractCon
 
 def describe(device: torch.device, dtype_setting: str) -> str:
     return "bf16 autocast" if uses_bf16(device, dtype_setting) else "fp32"
+
+
+def resolve_device(setting: str, local_rank: int = 0, key: str = "device") -> torch.device:
+    """The one place a device setting ("auto", "cpu", "cuda") becomes a device; `key` names the params
+    entry in messages."""
+    if setting not in ("auto", "cpu", "cuda"):
+        raise UserError(f"{key} is {setting!r}; use auto, cpu or cuda")
+    if setting == "cpu" or (setting == "auto" and not torch.cuda.is_available()):
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise UserError(f"{key} is 'cuda' but no CUDA device is visible; use 'auto' or 'cpu'")
+    if local_rank >= torch.cuda.device_count():
+        raise UserError(f"LOCAL_RANK {local_rank} but only {torch.cuda.device_count()} CUDA device(s); "
+                        "start at most one process per GPU (torchrun --nproc_per_node)")
+    return torch.device("cuda", local_rank)

@@ -1,0 +1,85 @@
+"""The model card each fine-tuning run writes: what was trained, on what, how, and its scores, in Markdown.
+Deterministic (no dates, timings or host names), so a re-run writes the same bytes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from gpt1.config import Params
+from gpt1.data.records import SPLITS, TaskSpec
+from gpt1.data.task_data import TaskData
+
+
+VARIANT_MEANING = {
+    "full": "pretrained Transformer, auxiliary LM objective (λ = finetune.lm_coef)",
+    "no_pretrain": "Transformer of the same size, randomly initialised, auxiliary LM objective",
+    "no_aux_lm": "pretrained Transformer, no auxiliary LM objective (λ = 0)",
+    "lstm": "pretrained LSTM, auxiliary LM objective",
+}
+
+
+@dataclass(frozen=True)
+class RunCard:
+    task: str
+    variant: str
+    seed: int
+    lm_coef: float
+    transfer_layers: int | None
+    n_ctx: int
+    model_kind: str
+    model_config: dict
+    parameters: int
+    history: list[dict[str, float]]
+    results: dict[str, dict]
+    saved_weights: bool
+    precision: str
+
+
+def _target(spec: TaskSpec) -> str:
+    if spec.family == "multiple_choice":
+        return "index of the right candidate"
+    return "a regression score" if spec.is_regression else f"labels {list(spec.labels)}"
+
+
+def _reproduce(card: RunCard) -> str:
+    """A command that re-runs this seed alone (the CLI transfers layers into `full` only; else the API)."""
+    if card.transfer_layers is None:
+        return f"`gpt1 finetune --task {card.task} --variant {card.variant} --seed {card.seed}`"
+    if card.variant == "full":
+        return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
+    return (f"`gpt1.train.finetune.run(params, {card.task!r}, {card.variant!r}, {card.seed}, "
+            f"transfer_layers={card.transfer_layers})`")
+
+
+def model_card(card: RunCard, params: Params, data: TaskData) -> str:
+    """What the run did, in Markdown; deterministic (no dates, no timings, no host names)."""
+    spec = data.spec
+    transfer = "all" if card.transfer_layers is None else f"embeddings + first {card.transfer_layers} blocks"
+    lines = [
+        f"# Fine-tuning run: {card.task} / {card.variant} / seed {card.seed}", "",
+        f"Reproduce: {_reproduce(card)}", "",
+        "## Task",
+        f"- family: {spec.family}; target: {_target(spec)}; metrics: {list(spec.metrics)}",
+        f"- stands for: {spec.stands_for or '-'} (source: {spec.source})", "",
+        "## Model",
+        f"- variant: {card.variant}: {VARIANT_MEANING[card.variant]}",
+        f"- kind: {card.model_kind}; {card.parameters:,} parameters with the task head; context {card.n_ctx} tokens",
+        f"- pretrained layers transferred: {transfer if card.variant != 'no_pretrain' else 'none'}",
+        f"- λ (auxiliary LM weight) used: {card.lm_coef:g}; precision: {card.precision}",
+        f"- config: `{json.dumps(card.model_config, sort_keys=True)}`", "",
+        "## Data", "| split | rows in file | rows used |", "|---|---|---|",
+        *(f"| {split} | {data.full_sizes[split]} | {len(data.splits[split])} |" for split in SPLITS), "",
+        f"Rows used: samples seeded by the project seed ({params.seed}), kept in file order, the same for every "
+        "variant and seed (train: `max_train_examples`, dev/test: `max_eval_examples`).", "",
+        "## Fine-tuning parameters (params.yaml `finetune:`)",
+        f"`{json.dumps(params.finetune.model_dump(mode='json'), sort_keys=True)}`", "",
+        "## Training (mean loss per epoch)", "| epoch | L3 | L2 (task) | L1 (LM) |", "|---|---|---|---|",
+        *(f"| {i} | {h['loss']} | {h['task_loss']} | {h['lm_loss']} |" for i, h in enumerate(card.history, 1)), "",
+        "## Results", "| split | metric | value |", "|---|---|---|",
+    ]
+    for split, result in card.results.items():
+        lines += [f"| {split} | {metric} | {value} |" for metric, value in result["metrics"].items()]
+        lines += [f"\nNote ({split}): {note}" for note in result["notes"]]
+    lines += ["", f"Fine-tuned weights: {'saved as model.safetensors' if card.saved_weights else 'not saved'}."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,115 @@
+"""The training machinery pretraining and fine-tuning share (gpt1/train/loop.py, precision.resolve_device)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gpt1.config import parse_params
+from gpt1.errors import UserError
+from gpt1.train import distributed, precision
+from gpt1.train.loop import TrainingState, load_state, save_state
+from gpt1.train.schedules import warmup_linear
+from test_pretrain import tiny_raw_params
+
+SINGLE = distributed.Runtime(rank=0, world_size=1, local_rank=0, device=torch.device("cpu"))
+
+
+def small_state(seed: int = 0) -> TrainingState:
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Dropout(0.3), torch.nn.Linear(8, 1))
+    groups = [{"params": [p for p in model.parameters() if p.dim() >= 2], "weight_decay": 0.01},
+              {"params": [p for p in model.parameters() if p.dim() < 2], "weight_decay": 0.0}]
+    return TrainingState.start(model, groups, 1e-2, (0.9, 0.99), 1e-8, lambda step: warmup_linear(step, 20, 2))
+
+
+def loss_of(state: TrainingState, inputs: torch.Tensor, targets: torch.Tensor):
+    return lambda: ((state.model(inputs).squeeze(-1) - targets).pow(2).mean(),)
+
+
+def batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(100 + step)
+    return torch.randn(8, 6, generator=generator), torch.randn(8, generator=generator)
+
+
+def test_micro_batches_average_to_the_gradient_of_the_whole_batch():
+    whole, split = small_state(), small_state()
+    whole.model.eval(), split.model.eval()  # no dropout: the two must see the same function
+    inputs, targets = batch(0)
+    loss, _ = whole.update([loss_of(whole, inputs, targets)], grad_clip=100.0)
+    halves = [loss_of(split, inputs[:4], targets[:4]), loss_of(split, inputs[4:], targets[4:])]
+    mean, _ = split.update(halves, grad_clip=100.0)
+    assert mean[0].item() == pytest.approx(loss[0].item(), rel=1e-6)
+    for a, b in zip(whole.model.parameters(), split.model.parameters()):
+        torch.testing.assert_close(a, b)
+    assert whole.step == split.step == 1 and all(p.grad is None for p in whole.model.parameters())
+
+
+def test_update_clips_the_global_norm_and_follows_the_schedule():
+    state = small_state()
+    rates = []
+    for step in range(3):
+        rates.append(state.learning_rate)
+        inputs, targets = batch(step)
+        _, norm = state.update([loss_of(state, inputs * 1000, targets)], grad_clip=1e-3)
+        assert norm > 1e-3  # reported before clipping
+    assert rates == pytest.approx([5e-3, 1e-2, 1e-2 * 18 / 18])
+
+
+def test_saved_state_continues_bit_for_bit_dropout_included(tmp_path):
+    def run(state: TrainingState, steps: range) -> None:
+        for step in steps:
+            state.update([loss_of(state, *batch(step))], grad_clip=1.0)
+            state.position += 8
+            state.history.append({"step": state.step})
+
+    reference = small_state()
+    torch.manual_seed(7)
+    run(reference, range(6))
+
+    interrupted = small_state()
+    torch.manual_seed(7)
+    run(interrupted, range(3))
+    save_state(interrupted, tmp_path / "resume.pt", "settings", SINGLE)
+    torch.manual_seed(999)  # whatever the process did since, the saved RNG state wins
+
+    resumed = small_state(seed=5)  # other initial weights: all of them must come from the file
+    saved = load_state(tmp_path / "resume.pt", "settings")
+    resumed.restore(saved, SINGLE)
+    assert (resumed.step, resumed.position, len(resumed.history)) == (3, 24, 3)
+    run(resumed, range(3, 6))
+    for a, b in zip(reference.model.state_dict().values(), resumed.model.state_dict().values()):
+        assert torch.equal(a, b)
+    assert resumed.learning_rate == reference.learning_rate
+
+
+def test_a_state_from_other_settings_or_a_broken_file_is_not_used(tmp_path):
+    path = tmp_path / "resume.pt"
+    save_state(small_state(), path, "settings A", SINGLE)
+    assert load_state(path, "settings A")["step"] == 0
+    assert load_state(path, "settings B") is None
+    torch.save([1, 2], path)
+    assert load_state(path, "settings A") is None
+    path.write_bytes(b"truncated")
+    assert load_state(path, "settings A") is None
+    assert load_state(tmp_path / "missing.pt", "settings A") is None
+
+
+def test_one_device_resolver_names_the_setting_it_refuses():
+    assert precision.resolve_device("cpu") == torch.device("cpu")
+    assert precision.resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(UserError, match="finetune.device is 'tpu'; use auto, cpu or cuda"):
+        precision.resolve_device("tpu", key="finetune.device")
+    if not torch.cuda.is_available():
+        with pytest.raises(UserError, match="pretrain.device is 'cuda' but no CUDA device is visible"):
+            precision.resolve_device("cuda", key="pretrain.device")
+
+
+@pytest.mark.parametrize("section", ["pretrain", "finetune"])
+@pytest.mark.parametrize("key, value", [("betas", [0.9, 1.0]), ("betas", [-0.1, 0.999]), ("eps", float("inf")),
+                                        ("eps", 0.0)])
+def test_adam_settings_outside_their_range_stop_at_validation(section, key, value):
+    raw = tiny_raw_params()
+    raw[section][key] = value
+    with pytest.raises(UserError, match=f"{section}.{key}"):
+        parse_params(raw)
