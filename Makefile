@@ -26,9 +26,10 @@ snakemake: install
 	snakemake --cores 8
 
 # Two pytest-xdist workers: the two end-to-end pipelines (mostly one process waiting on the next) run beside
-# the unit tests instead of after them.
+# the unit tests instead of after them; loadfile keeps a file's tests on one worker, so a module-scoped
+# pipeline run happens once.
 test: install
-	pytest -q -n 2
+	pytest -q -n 2 --dist loadfile
 
 clean:
 	rm -rf $(VENV) data logs dvclive .snakemake

@@ -13,7 +13,8 @@ import logging
 import sys
 from pathlib import Path
 
-from gpt1.config import DEFAULT_PARAMS, load_params
+from gpt1.config import load_params
+from gpt1.params_files import DEFAULT_PARAMS
 from gpt1.errors import UserError
 
 LOG_DIR = Path("logs")
@@ -42,6 +43,7 @@ def _import_weights(args, params) -> None:
 
 
 STAGES = {  # command -> (module of gpt1.stages, help)
+    "user-files": ("user_files", "fingerprint the files behind params' paths (local_paths, import_from, init_from)"),
     "download": ("download", "fetch the corpus and task files (sha256-pinned, cached)"),
     "prepare": ("prepare", "clean, deduplicate, decontaminate and split the corpus; split the tasks"),
     "bpe": ("bpe", "train GPT-1's BPE on the training corpus"),
@@ -55,6 +57,7 @@ STAGES = {  # command -> (module of gpt1.stages, help)
     "ablation": ("ablation", "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md"),
     "layer-figure": ("layer_figure", "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png"),
 }
+STAGE_NAMES = {"layer-transfer": "layer_transfer", "layer-figure": "layer_figure", "user-files": "user_files"}  # command -> dvc.yaml stage
 TOOLS = {
     "profile": (_profile, "print the `dvc exp run -S ...` line that applies profiles (or, --yaml, the composed params)"),
     "benchmark": (_benchmark, "training throughput of our model vs transformers' OpenAIGPTLMHeadModel"),
@@ -125,12 +128,21 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = TOOLS[args.stage][0] if args.stage in TOOLS else stage_module(args.stage).main
     try:
-        params = load_params(args.params, args.profile)
+        # import-weights converts files and reads no parameters: it must work outside a project too
+        params = None if args.stage == "import-weights" else load_params(args.params, args.profile)
         if args.stage != "profile":  # its output is the command's result, and it writes no log
             _configure_logging(args)
         handler(args, params)
     except UserError as error:
         print(f"gpt1 {args.stage}: error: {error}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as error:
+        if args.stage not in STAGES:
+            raise
+        # A stage's input is the output of an earlier stage (dvc.yaml): it has not run, or its output was removed.
+        print(f"gpt1 {args.stage}: error: {error.filename or error} not found; run the stages before "
+              f"`{args.stage}` first (`dvc repro {STAGE_NAMES.get(args.stage, args.stage)}` runs what it needs)",
+              file=sys.stderr)
         return 2
     return 0
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Sequence, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from gpt1.errors import UserError
+from gpt1.params_files import DEFAULT_PARAMS, compose_raw
 
-DEFAULT_PARAMS = Path("params.yaml")
 Variant = Literal["full", "no_pretrain", "no_aux_lm", "lstm"]  # Table 5's methods
 VARIANTS: tuple[str, ...] = get_args(Variant)
 
@@ -129,7 +128,11 @@ class LstmParams(Section):
 
 
 class OptimiserParams(Section):
+    """What differs between the two pretrained models."""
+
     max_lr: float = Field(gt=0, lt=1)
+    max_steps: Optional[int] = Field(default=None, ge=1, description="this model's updates, where they differ "
+                                     "from pretrain.max_steps (the LSTM of the released-weights recipe)")
 
 
 class PretrainParams(Section):
@@ -154,6 +157,10 @@ class PretrainParams(Section):
         "OpenAI's params_shapes.json + params_*.npy) or a gpt1 .safetensors checkpoint")
     transformer: OptimiserParams
     lstm: OptimiserParams
+
+    def steps(self, kind: str) -> int:
+        """Updates `kind` ("transformer" or "lstm") trains for."""
+        return getattr(self, kind).max_steps or self.max_steps
 
 
 class FinetuneParams(Section):
@@ -207,8 +214,12 @@ class Params(Section):
 
     @model_validator(mode="after")
     def _analysis_fits(self) -> "Params":
-        if self.pretrain.max_steps == 0 and not self.pretrain.init_from:
+        if self.pretrain.steps("transformer") == 0 and not self.pretrain.init_from:
             raise ValueError("pretrain.max_steps is 0 but pretrain.init_from is not set: nothing would be trained")
+        if self.pretrain.steps("lstm") == 0:
+            raise ValueError("pretrain.max_steps is 0 (the Transformer's weights as init_from gives them), but the "
+                             "LSTM has no released weights and would be published untrained; set "
+                             "pretrain.lstm.max_steps to the updates it should train")
         from gpt1.data.registry import TASKS
 
         for task in self.analysis.layer_transfer_tasks:
@@ -259,37 +270,6 @@ def parse_params(raw: Any, source: str = "params") -> Params:
         return Params.model_validate(raw)
     except ValidationError as error:
         raise UserError(_format_error(error, source)) from None
-
-
-def read_yaml(path: Path | str) -> Any:
-    path = Path(path)
-    if not path.exists():
-        raise UserError(f"{path} not found; run from the project root or pass --params PATH")
-    try:
-        return yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or "cannot parse"
-        raise UserError(f"{path} is not valid YAML{where}: {problem}") from None
-
-
-def merge(base: Any, overlay: Any) -> Any:
-    """`overlay` over `base`: mappings merge key by key, anything else (a list too) replaces."""
-    if isinstance(base, dict) and isinstance(overlay, dict):
-        return {**base, **{key: merge(base.get(key), value) for key, value in overlay.items()}}
-    return overlay
-
-
-def compose_raw(path: Path | str = DEFAULT_PARAMS, profiles: Sequence[Path | str] = ()) -> tuple[Any, str]:
-    """params.yaml with each profile merged over it in turn, unvalidated, and a name for error messages."""
-    raw = read_yaml(path)
-    for profile in profiles:
-        overlay = read_yaml(profile)
-        if not isinstance(overlay, dict):
-            raise UserError(f"{profile}: a profile is a mapping of the params.yaml keys it changes")
-        raw = merge(raw, overlay)
-    return raw, " + ".join(map(str, [path, *profiles]))
 
 
 def load_params(path: Path | str = DEFAULT_PARAMS, profiles: Sequence[Path | str] = ()) -> Params:

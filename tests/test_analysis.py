@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import matplotlib.image
 import pytest
 
 from gpt1.eval import analysis
@@ -195,7 +196,10 @@ def test_layer_transfer_table_and_figure(tmp_path):
     dev = table[table.split == "dev"].set_index("layers")["mean"]
     assert dev.tolist() == pytest.approx([0.415, 0.515, 0.615, 0.715])  # k = 3 from the finetune full runs
     assert table["std"].tolist() == pytest.approx([0.00707] * 8, abs=1e-5)  # std over the two seeds
-    assert (tmp_path / "lt.png").read_bytes()[:4] == b"\x89PNG"
+    pixels = matplotlib.image.imread(tmp_path / "lt.png")
+    assert pixels.shape[0] > 200 and pixels.shape[1] > 200  # a figure, not a stub
+    colours = set(map(tuple, pixels.reshape(-1, pixels.shape[-1]).round(2)))
+    assert len(colours) > 10 and (pixels[..., :3] < 0.5).mean() > 0.005  # lines and text drawn, not blank
     first = (tmp_path / "lt.png").read_bytes()
     _run_layer_transfer(tmp_path)
     assert (tmp_path / "lt.png").read_bytes() == first  # deterministic figure

@@ -11,7 +11,7 @@ import yaml
 
 from dag_views import dvc_stages, snakemake_jobs
 from gpt1 import dag
-from gpt1.config import compose_raw
+from gpt1.params_files import compose_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = {"default": (), "tiny": ("profiles/tiny.yaml",), "paper": ("profiles/paper.yaml",),

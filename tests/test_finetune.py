@@ -170,7 +170,13 @@ def test_seeds_in_one_process_write_what_each_seed_writes_alone(workspace, task,
 
 def test_save_weights_flag_writes_the_fine_tuned_model(workspace):
     _, out_dir = run(workspace, "rt_polarity", "full", out="weights", save_weights=True)
-    assert (out_dir / "model.safetensors").stat().st_size > 0
+    from safetensors.torch import load_file
+
+    saved = load_file(str(out_dir / "model.safetensors"))
+    pretrained = load_file(str(workspace / "pretrain" / "transformer" / "model.safetensors"))
+    assert saved["head.weight"].shape[0] == 2 and all(t.isfinite().all() for t in saved.values())
+    name = next(key for key in pretrained if key.startswith("h.0.") and key.endswith("weight"))
+    assert not torch.equal(saved[f"language_model.{name}"], pretrained[name])  # fine-tuned, not the start
 
 
 # --- heads and objective -------------------------------------------------------------------------------------

@@ -113,3 +113,17 @@ def test_adam_settings_outside_their_range_stop_at_validation(section, key, valu
     raw[section][key] = value
     with pytest.raises(UserError, match=f"{section}.{key}"):
         parse_params(raw)
+
+
+def test_cuda_runs_ask_for_deterministic_kernels(monkeypatch):
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    was = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    try:
+        precision.deterministic(torch.device("cpu"))
+        assert not torch.are_deterministic_algorithms_enabled() or was[0]
+        precision.deterministic(torch.device("cuda", 0))  # a device object; no GPU needed to set the flags
+        assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
+        import os
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    finally:
+        torch.use_deterministic_algorithms(was[0], warn_only=was[1])

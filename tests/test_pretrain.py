@@ -277,6 +277,7 @@ def test_init_from_released_weights_without_training(tmp_path):
     released = transformers.OpenAIGPTLMHeadModel(config).eval()
     released.save_pretrained(tmp_path / "released")
     raw = tiny_raw_params(max_steps=0, init_from=str(tmp_path / "released"))
+    raw["pretrain"]["lstm"]["max_steps"] = 20  # the LSTM has no released weights: it trains
     raw["model"]["d_ff"] = 4 * shape["d_model"]  # HF's OpenAIGPTConfig has no FFN width: always 4 d
     params = parse_params(raw)
     result = run(params, "transformer", tokens, tmp_path / "out", tmp_path / "metrics")
@@ -302,3 +303,17 @@ def test_init_from_checks_the_shape(tmp_path):
 def test_zero_steps_needs_init_from():
     with pytest.raises(UserError, match="pretrain.max_steps is 0 but pretrain.init_from is not set"):
         parse_params(tiny_raw_params(max_steps=0))
+
+
+def test_released_weights_recipe_trains_the_lstm_or_says_it_would_not(tmp_path):
+    """The LSTM has no released weights: with max_steps 0 it must get steps of its own, never be published
+    untrained (its random weights would stand for Table 5's lstm row and the zero-shot curves)."""
+    raw = tiny_raw_params(max_steps=0, init_from="released")
+    with pytest.raises(UserError, match="LSTM has no released weights.*set pretrain.lstm.max_steps"):
+        parse_params(raw)
+    raw["pretrain"]["lstm"]["max_steps"] = 6
+    params = parse_params(raw)
+    assert (params.pretrain.steps("transformer"), params.pretrain.steps("lstm")) == (0, 6)
+    result = run(params, "lstm", write_tokens(tmp_path / "tokens"), tmp_path / "out", tmp_path / "metrics")
+    assert result["steps"] == 6 and result["val_perplexity"] < result["unigram_val_perplexity"] * 2
+    assert sorted(path.name for path in (tmp_path / "out" / "checkpoints").iterdir())[-1] == "step_6.safetensors"

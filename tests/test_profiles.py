@@ -7,7 +7,8 @@ import pytest
 import yaml
 
 from gpt1 import profiles
-from gpt1.config import compose_raw, load_params, merge
+from gpt1.config import load_params
+from gpt1.params_files import compose_raw, merge
 from gpt1.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -115,3 +115,61 @@ def test_a_kill_while_publishing_leaves_nothing_that_breaks_the_next_run(tmp_pat
     result = pretrain.run(parse_params(RAW), "transformer", tokens, out, tmp_path / "metrics")
     assert result["resumed_from_step"] == 95 and result["steps"] == 100
     assert sorted(path.name for path in out.iterdir()) == ["checkpoints", "model.safetensors"]
+
+
+FAULTS = """
+import os, torch
+from pathlib import Path
+fault, when = os.environ["GPT1_FAULT"].split(":")
+calls = [0]
+
+
+def hit():
+    calls[0] += 1
+    if calls[0] == int(when):
+        os._exit(137)  # as SIGKILL: no clean-up, no flushing
+
+
+if fault == "update":  # gradients computed, not yet applied
+    clip = torch.nn.utils.clip_grad_norm_
+    torch.nn.utils.clip_grad_norm_ = lambda *args, **kwargs: (hit(), clip(*args, **kwargs))[1]
+elif fault == "save":  # half of resume.pt's temporary file written
+    save = torch.save
+
+    def torn_save(state, path, *args, **kwargs):
+        save(state, path, *args, **kwargs)
+        if calls[0] + 1 == int(when):
+            Path(path).write_bytes(Path(path).read_bytes()[: Path(path).stat().st_size // 2])
+        hit()
+
+    torch.save = torn_save
+elif fault == "publish":  # some checkpoints linked into the temporary checkpoints/ folder
+    import gpt1.train.pretrain as pretrain
+    link = pretrain._link_or_copy
+    pretrain._link_or_copy = lambda source, destination: (link(source, destination), hit())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["update:13", "save:2", "publish:2"])
+def test_a_kill_at_any_point_resumes_to_the_uninterrupted_weights(tmp_path, fault):
+    write_tokens(tmp_path / "tokens")
+    reference = run_in_subprocess(tmp_path, RAW, "uninterrupted")
+    argv, folder = runner_command(tmp_path, RAW, "faulty")
+    runner = tmp_path / "faulty_runner.py"
+    runner.write_text(FAULTS + Path(argv[0]).read_text())
+    killed = subprocess.run([sys.executable, str(runner), *argv[1:]], capture_output=True, text=True,
+                            env={**subprocess_environment(), "GPT1_FAULT": fault}, timeout=120)
+    assert killed.returncode == 137, killed.stderr[-2000:]
+    out = folder / "out"
+    assert not (out / "model.safetensors").exists()
+
+    resumed = run_in_subprocess(tmp_path, RAW, "faulty")
+    assert resumed["val_loss"] == reference["val_loss"]
+    final, expected = state_dict(out / "model.safetensors"), state_dict(
+        tmp_path / "uninterrupted" / "out" / "model.safetensors")
+    assert all(torch.equal(final[name], tensor) for name, tensor in expected.items())
+    assert sorted(path.name for path in out.iterdir()) == ["checkpoints", "model.safetensors"]
+    reference_checkpoints = tmp_path / "uninterrupted" / "out" / "checkpoints"
+    assert [(p.name, p.read_bytes()) for p in sorted((out / "checkpoints").iterdir())] == \
+        [(p.name, p.read_bytes()) for p in sorted(reference_checkpoints.iterdir())]

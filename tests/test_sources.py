@@ -403,6 +403,38 @@ def test_package_archive_with_a_wrong_sha256_is_refused(tmp_path):
     assert not (tmp_path / "raw").exists()
 
 
+def _sdist_that_leaves_a_marker(folder: Path, marker: Path) -> Path:
+    """A valid sdist whose setup.py writes `marker` as soon as pip's build backend runs it."""
+    setup = f"open({str(marker)!r}, 'w').write('ran')\nfrom setuptools import setup\nsetup(name='tattler', version='1.0')\n"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, text in {"tattler-1.0/setup.py": setup,
+                           "tattler-1.0/PKG-INFO": "Metadata-Version: 2.1\nName: tattler\nVersion: 1.0\n"}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(text.encode())
+            archive.addfile(info, io.BytesIO(text.encode()))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "tattler-1.0.tar.gz"
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def test_no_code_of_an_sdist_runs_before_its_pinned_sha256_is_verified(tmp_path):
+    marker = tmp_path / "setup-py-ran"
+    sdist = _sdist_that_leaves_a_marker(tmp_path / "index", marker)
+    wrong = "0" * 64
+    archive = PackageArchive(package="tattler", version="1.0", filename=sdist.name, sdist=True, sha256=wrong,
+                             pip_args=("--no-index", "--find-links", str(sdist.parent), "--no-build-isolation"))
+    with pytest.raises(UserError) as error:
+        fetch_source(Source(name="tattler", archive=archive, members=("setup.py",), strip_root=True),
+                     tmp_path / "cache", tmp_path / "raw")
+    message = str(error.value)
+    assert "\n" not in message and "checksum mismatch for tattler==1.0" in message
+    assert wrong in message and sha256_of(sdist) in message
+    assert not marker.exists(), "pip ran the sdist's setup.py before checking its hash"
+    assert list((tmp_path / "cache").iterdir()) == [] and not (tmp_path / "raw").exists()
+
+
 # --- user-provided folders -------------------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpt1.config import compose_raw
+from gpt1.params_files import compose_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_PROFILE = ROOT / "profiles" / "tiny.yaml"

@@ -19,6 +19,7 @@ import mwparserfromhell
 
 from gpt1.data.catalog import BENCHMARK_TASKS, GENSIM_DATA
 from gpt1.errors import UserError
+from gpt1.textfiles import read_text
 from gpt1.data.records import (ClassificationExample, EntailmentExample, MultipleChoiceExample,
                           SimilarityExample)
 
@@ -96,7 +97,7 @@ def load_rt_polarity(raw: Path) -> dict[str, list]:
     """Rotten Tomatoes snippets; label = sign of the mean human rating (zero-rated ones dropped)."""
     path = raw / "vader" / "hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt"
     examples = []
-    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for row, line in enumerate(read_text(path).splitlines(), start=1):
         fields = line.split("\t")
         if len(fields) != 3 or not fields[2].strip():
             raise UserError(f"{path}:{row}: expected 'id<TAB>score<TAB>text', got {len(fields)} field(s)")
@@ -119,7 +120,7 @@ def load_snli(raw: Path) -> dict[str, list]:
 
 def _snli_file(path: Path) -> list[EntailmentExample]:
     examples = []
-    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for row, line in enumerate(read_text(path).splitlines(), start=1):
         record = _json_row(line, path, row)
         gold = _field(record, "gold_label", path, row)
         if gold == "-":  # no annotator majority: SNLI's own instructions drop these
@@ -174,7 +175,7 @@ def load_sts_benchmark(raw: Path) -> dict[str, list]:
 
 def _sts_file(path: Path) -> list[SimilarityExample]:
     examples = []
-    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for row, line in enumerate(read_text(path).splitlines(), start=1):
         fields = line.split("\t")
         if len(fields) < 7 or not fields[5].strip() or not fields[6].strip():
             raise UserError(f"{path}:{row}: expected 7 tab-separated fields (genre, file, year, id, score, "
@@ -201,7 +202,7 @@ def load_lee_similarity(raw: Path) -> dict[str, list]:
     documents = [line.strip() for line in (folder / "lee.cor").read_text(encoding="latin-1").splitlines()]
     matrix_path = folder / "similarities0-1.txt"
     matrix = []
-    for row, line in enumerate(matrix_path.read_text().splitlines(), start=1):
+    for row, line in enumerate(read_text(matrix_path).splitlines(), start=1):
         values = [_number(value, matrix_path, row) for value in line.split()]
         if len(values) != len(documents):
             raise UserError(f"{matrix_path}:{row}: expected {len(documents)} similarities, got {len(values)}")
@@ -225,7 +226,7 @@ def read_agreement(path: Path, limit: int | None = None) -> list[tuple[str, str]
     if not path.is_file():
         raise UserError(f"{path} is missing; run `gpt1 download` (source bigbench)")
     try:
-        examples = json.loads(path.read_text(encoding="utf-8"))["examples"]
+        examples = json.loads(read_text(path))["examples"]
     except (json.JSONDecodeError, KeyError, TypeError) as error:
         raise UserError(f"{path} is not a BIG-bench task file ({error}); re-run `gpt1 download`") from None
     pairs, dropped = [], 0
@@ -249,7 +250,7 @@ def read_agreement(path: Path, limit: int | None = None) -> list[tuple[str, str]
 
 def _load_json(path: Path):
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_text(path))
     except json.JSONDecodeError as error:
         raise UserError(f"{path}: not valid JSON ({error}); re-run `gpt1 download`") from None
 

@@ -21,6 +21,7 @@ from gpt1.data.records import (ClassificationExample, EntailmentExample, Example
                           SimilarityExample, TaskSpec)
 from gpt1.data.tasks import TaskDefinition
 from gpt1.data import upstream_rows as upstream
+from gpt1.textfiles import open_text, read_text
 
 Splits = dict[str, list[Example]]
 
@@ -92,7 +93,7 @@ def load_mrpc(raw_dir: Path) -> Splits:
 def _read_snli(path: Path) -> list[Example]:
     """SNLI 1.0 jsonl; pairs without a gold label ("-": no annotator majority) are dropped, as usual."""
     examples = []
-    with open(upstream.require(path), encoding="utf-8") as handle:
+    with open_text(upstream.require(path)) as handle:
         for line, text in enumerate(handle, start=1):
             if not text.strip():
                 continue
@@ -117,7 +118,7 @@ RACE_LETTERS = ("A", "B", "C", "D")
 def _read_race_passage(path: Path) -> list[Example]:
     """One passage per file: {"article", "questions": [...], "options": [[4 strings], ...], "answers": ["C", ...]}."""
     try:
-        passage = json.loads(path.read_text(encoding="utf-8"))
+        passage = json.loads(read_text(path))
     except json.JSONDecodeError as error:
         raise UserError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
     fields = ("article", "questions", "options", "answers")
@@ -157,7 +158,7 @@ STORY_FILES = {"train": "*cloze_test_val__spring2016*.csv", "test": "*cloze_test
 def _read_story_cloze(path: Path) -> list[Example]:
     """Comma-separated with a header; context = the four sentences, choices = the two endings."""
     examples = []
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+    with open_text(path, encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [column for column in STORY_COLUMNS if column not in (reader.fieldnames or [])]
         if missing:

@@ -15,6 +15,7 @@ from typing import Iterable, Literal, Sequence, Union
 
 from gpt1.atomic import atomic_write_text
 from gpt1.errors import UserError
+from gpt1.textfiles import open_text, read_text
 
 Family = Literal["classification", "entailment", "similarity", "multiple_choice"]
 Metric = Literal["accuracy", "f1", "matthews", "pearson", "spearman"]
@@ -79,7 +80,7 @@ class TaskSpec:
 
     @classmethod
     def from_file(cls, path: Path) -> "TaskSpec":
-        raw = json.loads(Path(path).read_text())
+        raw = json.loads(read_text(path))
         raw["labels"] = tuple(raw["labels"])
         raw["metrics"] = tuple(raw["metrics"])
         return cls(**raw)
@@ -106,16 +107,24 @@ def write_examples(path: Path, examples: Iterable[Example]) -> None:
 def read_examples(path: Path, family: Family) -> list[Example]:
     record_type = RECORD_TYPES[family]
     examples = []
-    with open(path, encoding="utf-8") as handle:
+    with open_text(path) as handle:
         for row_number, line in enumerate(handle, start=1):
-            try:
-                raw = json.loads(line)
-                if "choices" in raw:
-                    raw["choices"] = tuple(raw["choices"])
-                examples.append(record_type(**raw))
-            except (json.JSONDecodeError, TypeError) as error:
-                raise UserError(f"{path}:{row_number}: not a {family} record ({error}); re-run `gpt1 prepare`") from None
+            examples.append(_record(line, record_type, family, f"{path}:{row_number}"))
     return examples
+
+
+def _record(line: str, record_type: type, family: Family, where: str) -> Example:
+    try:
+        raw = json.loads(line)
+        if not isinstance(raw, dict):
+            raise TypeError("a JSON object per line expected")
+        if "choices" in raw:
+            if not isinstance(raw["choices"], list):
+                raise TypeError("choices must be a list")
+            raw["choices"] = tuple(raw["choices"])
+        return record_type(**raw)
+    except (json.JSONDecodeError, TypeError) as error:
+        raise UserError(f"{where}: not a {family} record ({error}); re-run `gpt1 prepare`") from None
 
 
 def check_examples(examples: Sequence[Example], spec: TaskSpec, where: str) -> None:
@@ -129,6 +138,11 @@ def check_examples(examples: Sequence[Example], spec: TaskSpec, where: str) -> N
 
 
 def _label_problem(example: Example, spec: TaskSpec) -> str | None:
+    fields = [(name, value) for name, value in dataclasses.asdict(example).items() if name != "label"]
+    for name, value in fields:
+        for text in value if isinstance(value, (list, tuple)) else [value]:
+            if not isinstance(text, str) or not text.strip():
+                return f"{name} must be non-empty text, found {text!r}"
     label = example.label
     if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
         return f"label {label!r} is not a finite number"

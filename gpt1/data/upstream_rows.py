@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from gpt1.errors import UserError
+from gpt1.textfiles import open_text
 
 
 def require(path: Path) -> Path:
@@ -24,7 +25,7 @@ def columns(path: Path, wanted: Sequence[str], fixed: Sequence[str] = (),
     from the header line, or from `fixed` for a file without one. With `score_last` a row may hold extra
     fields and the last column is taken from the row's end (STS-B).
     """
-    with open(require(path), encoding="utf-8-sig", newline="") as handle:
+    with open_text(require(path), encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = list(fixed) or next(reader, [])
         missing = [name for name in wanted if name not in header]

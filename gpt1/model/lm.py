@@ -1,8 +1,7 @@
 """GPT-1 (Radford et al. 2018) and the paper's LSTM baseline, plus a safetensors checkpoint format.
 
-Reading order: configs -> shared language-model base -> attention -> MLP -> block -> GPT1 -> LSTM
--> factory and checkpoint I/O. Parameter names follow transformers' OpenAIGPTModel (`tokens_embed`,
-`h.{i}.attn.c_attn`, `ln_1`, ...) so that `gpt1.model.weights` converts by renaming and transposing only.
+Parameter names follow transformers' OpenAIGPTModel (`tokens_embed`, `h.{i}.attn.c_attn`, `ln_1`, ...) so
+that `gpt1.model.weights` converts by renaming and transposing only.
 
 Language-model convention (as nanoGPT): `forward(input_ids, targets)` does NOT shift; the caller passes
 `targets[:, t]` = the token that should follow `input_ids[:, t]`, and -100 where no loss is wanted. With
@@ -284,9 +283,17 @@ def load_model(path: Path | str, device: str | torch.device = "cpu") -> Language
         raise UserError(f"{path} is not a readable safetensors checkpoint ({error}); re-create it") from error
     if "gpt1" not in metadata:
         raise UserError(f"{path} has no gpt1 model metadata; save it with gpt1's save_model")
-    described = json.loads(metadata["gpt1"])
-    model = build_model(described["kind"], described["config"]).to(device)
-    missing, unexpected = model.load_state_dict(tensors, strict=False)
+    try:
+        described = json.loads(metadata["gpt1"])
+        model = build_model(described["kind"], described["config"]).to(device)
+        missing, unexpected = model.load_state_dict(tensors, strict=False)
+    except UserError as error:  # a kind or setting this version does not know
+        raise UserError(f"{path}: {error}") from None
+    except RuntimeError as error:  # a tensor whose shape is not the one its config gives
+        raise UserError(f"{path} does not match its own config: {str(error).splitlines()[-1].strip()}") from None
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        raise UserError(f"{path} has unreadable gpt1 metadata ({type(error).__name__}: {error}); "
+                        "re-create it with gpt1's save_model") from None
     if missing or unexpected:
         raise UserError(f"{path} does not match its own config: missing {missing}, unexpected {unexpected}")
     return model.eval()

@@ -19,10 +19,12 @@ from typing import Mapping
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from gpt1.atomic import atomic_directory
 from gpt1.errors import UserError
+from gpt1.textfiles import read_text
 from gpt1.model.lm import GPT1, TransformerConfig, load_model
 
 HF_PREFIX = "transformer."
@@ -99,7 +101,7 @@ def import_hf(directory: Path | str) -> GPT1:
     config_path = directory / "config.json"
     if not config_path.is_file():
         raise UserError(f"{config_path} not found; point to a transformers 'openai-gpt' model folder")
-    hf = json.loads(config_path.read_text(encoding="utf-8"))
+    hf = _read_json(config_path, dict, "a JSON object of transformers settings")
     if hf.get("model_type", "openai-gpt") != "openai-gpt":
         raise UserError(f"{config_path} is a {hf['model_type']!r} model; only 'openai-gpt' can be imported")
     if hf.get("afn", "gelu") not in ("gelu", "gelu_new"):
@@ -118,7 +120,11 @@ def import_hf(directory: Path | str) -> GPT1:
 
 def _read_hf_weights(directory: Path) -> dict[str, torch.Tensor]:
     if (directory / "model.safetensors").is_file():
-        return load_file(str(directory / "model.safetensors"))
+        try:
+            return load_file(str(directory / "model.safetensors"))
+        except (SafetensorError, OSError) as error:  # truncated or not safetensors at all
+            raise UserError(f"{directory / 'model.safetensors'} is not a readable safetensors file ({error}); "
+                            "download it again") from None
     if (directory / "pytorch_model.bin").is_file():
         try:
             return torch.load(directory / "pytorch_model.bin", map_location="cpu", weights_only=True)
@@ -156,10 +162,23 @@ def _read_openai_shapes(directory: Path) -> list[list[int]]:
     shapes_path = directory / "params_shapes.json"
     if not shapes_path.is_file():
         raise UserError(f"{shapes_path} not found; point to OpenAI's finetune-transformer-lm 'model' folder")
-    shapes = json.loads(shapes_path.read_text(encoding="utf-8"))
+    shapes = _read_json(shapes_path, list, "a list of array shapes")
+    if not all(isinstance(shape, list) and all(isinstance(n, int) and not isinstance(n, bool) and n > 0
+                                               for n in shape) for shape in shapes):
+        raise UserError(f"{shapes_path}: every entry must be a shape, a list of positive integers")
     if len(shapes) < 2 or any(len(shape) != 2 for shape in shapes[:2]):
         raise UserError(f"{shapes_path} does not start with the position and token embedding shapes")
     return shapes
+
+
+def _read_json(path: Path, kind: type, what: str):
+    try:
+        value = json.loads(read_text(path))
+    except json.JSONDecodeError as error:
+        raise UserError(f"{path}: not valid JSON (line {error.lineno}: {error.msg}); download it again") from None
+    if not isinstance(value, kind):
+        raise UserError(f"{path}: expected {what}, found {type(value).__name__}")
+    return value
 
 
 def _split_openai_arrays(directory: Path, shapes: list[list[int]]) -> list[np.ndarray]:

@@ -25,7 +25,7 @@ def run(params: Params, tasks_dir: Path = Path("data/tasks"), raw_dir: Path = Pa
         batch_size: int = 64) -> pd.DataFrame:
     bpe = Gpt1Bpe.load(bpe_dir)
     tasks = load_tasks(bpe, tasks_dir, raw_dir, params.data.tasks, params.finetune.max_eval_examples, params.seed)
-    checkpoints = {kind: find_checkpoints(pretrain_dir, kind, params.pretrain.max_steps) for kind in kinds}
+    checkpoints = {kind: find_checkpoints(pretrain_dir, kind, params.pretrain.steps(kind)) for kind in kinds}
     device = precision.resolve_device(params.finetune.device, key="finetune.device")
     table = evaluate_checkpoints(tasks, checkpoints, params.model.n_positions, device, batch_size)
     write_csv(table, out_csv)

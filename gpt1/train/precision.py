@@ -8,6 +8,7 @@ losses are computed in fp32 (gpt1.model.lm_loss, heads.task_loss).
 from __future__ import annotations
 
 import contextlib
+import os
 
 import torch
 
@@ -50,4 +51,18 @@ def resolve_device(setting: str, local_rank: int = 0, key: str = "device") -> to
     if local_rank >= torch.cuda.device_count():
         raise UserError(f"LOCAL_RANK {local_rank} but only {torch.cuda.device_count()} CUDA device(s); "
                         "start at most one process per GPU (torchrun --nproc_per_node)")
-    return torch.device("cuda", local_rank)
+    device = torch.device("cuda", local_rank)
+    deterministic(device)
+    return device
+
+
+def deterministic(device: torch.device) -> None:
+    """Ask CUDA for deterministic kernels, so a rerun on the same GPU type gives the same weights. cuBLAS needs
+    its workspace setting before its first handle exists, hence here, before any model reaches the GPU. Kernels
+    without a deterministic version warn instead of stopping the run (warn_only); CPU runs are deterministic
+    without this."""
+    if device.type != "cuda":
+        return
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False

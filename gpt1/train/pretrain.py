@@ -83,7 +83,7 @@ def run_signature(params: Params, kind: Kind, config: TransformerConfig | LSTMCo
     p = params.pretrain
     return json.dumps({
         "kind": kind, "config": config.__dict__, "seed": params.seed, "train_tokens": train_tokens,
-        "tokens_per_update": p.tokens_per_update, "max_steps": p.max_steps, "warmup_steps": p.warmup_steps,
+        "tokens_per_update": p.tokens_per_update, "max_steps": p.steps(kind), "warmup_steps": p.warmup_steps,
         "betas": list(p.betas), "eps": p.eps, "weight_decay": p.weight_decay, "grad_clip": p.grad_clip,
         "max_lr": getattr(p, kind).max_lr, "init_from": p.init_from if kind == "transformer" else None,
     }, sort_keys=True)
@@ -118,7 +118,7 @@ class Trainer:
                  runtime: distributed.Runtime):
         self.params, self.p, self.kind, self.runtime = params, params.pretrain, kind, runtime
         self.out_dir, self.metrics_dir = out_dir, metrics_dir
-        self.length = params.model.n_positions
+        self.length, self.max_steps = params.model.n_positions, params.pretrain.steps(kind)
         self.accumulation = accumulation_steps(params, runtime.world_size)
         if not (tokens_dir / "meta.json").is_file():
             raise UserError(f"{tokens_dir / 'meta.json'} not found; run the tokenize stage first")
@@ -136,13 +136,13 @@ class Trainer:
         self.model = self.model.to(runtime.device)
         self.state = TrainingState.start(
             self.model, self.model.parameter_groups(self.p.weight_decay), getattr(self.p, kind).max_lr,
-            self.p.betas, self.p.eps, lambda step: warmup_cosine(step, self.p.warmup_steps, self.p.max_steps))
+            self.p.betas, self.p.eps, lambda step: warmup_cosine(step, self.p.warmup_steps, self.max_steps))
         seed_everything(params.seed, runtime.rank)
         self.sampler = WindowSampler(self.train_tokens, self.length, params.seed)
         self.eval_starts = evaluation_starts(self.val_tokens, self.length, self.p.eval_tokens)
         self.unigram = unigram_perplexity(self.train_tokens, self.val_tokens, self.eval_starts, self.length,
                                           vocab_size)
-        self.checkpoint_steps = checkpoint_steps(self.p.max_steps, self.p.checkpoints)
+        self.checkpoint_steps = checkpoint_steps(self.max_steps, self.p.checkpoints)
         self.autocast = precision.autocast(runtime.device, params.pretrain.dtype)
         self.signature = run_signature(params, kind, self.config, len(self.train_tokens))
         self.resume_path, self.staging = out_dir / RESUME_FILE, out_dir / STAGING_DIR
@@ -202,14 +202,14 @@ class Trainer:
             _log_step(live, entry)
         if main:
             log.info("%s: %d parameters, %d update(s) of %d tokens (%d process(es) x %d micro-batch(es) of %d), "
-                     "unigram validation perplexity %.1f", self.kind, self.model.num_parameters(), self.p.max_steps,
+                     "unigram validation perplexity %.1f", self.kind, self.model.num_parameters(), self.max_steps,
                      self.p.tokens_per_update, self.runtime.world_size, self.accumulation,
                      self.p.micro_batch_size, self.unigram)
         self.model.train()
-        progress = tqdm(total=self.p.max_steps, initial=state.step, desc=f"pretrain {self.kind}", unit="update",
+        progress = tqdm(total=self.max_steps, initial=state.step, desc=f"pretrain {self.kind}", unit="update",
                         disable=None if main else True)
         train_seconds = 0.0
-        while state.step < self.p.max_steps:
+        while state.step < self.max_steps:
             learning_rate = state.learning_rate
             started = time.perf_counter()
             loss, grad_norm = self._update()
@@ -221,7 +221,7 @@ class Trainer:
             if self.runtime.device.type == "cuda":  # the GPU yardstick; meaningless against a CPU
                 entry["train/mfu_h100_bf16"] = model_flops_utilisation(
                     entry["train/tokens_per_second"] / self.runtime.world_size, self._flops_per_token())
-            if state.step % self.p.eval_interval == 0 or state.step == self.p.max_steps:
+            if state.step % self.p.eval_interval == 0 or state.step == self.max_steps:
                 val_loss = self._evaluate()
                 entry.update({"val/loss": val_loss, "val/perplexity": math.exp(val_loss)})
                 if main:
@@ -231,7 +231,7 @@ class Trainer:
             _log_step(live, entry)
             if main and state.step in self.checkpoint_steps:
                 save_model(self.model, self.staging / f"step_{state.step}.safetensors")
-            if state.step % self.p.save_interval == 0 and state.step < self.p.max_steps:
+            if state.step % self.p.save_interval == 0 and state.step < self.max_steps:
                 save_state(self.state, self.resume_path, self.signature, self.runtime)
             progress.update(1)
             progress.set_postfix(loss=f"{loss:.3f}", tokens_per_s=f"{entry['train/tokens_per_second']:,.0f}")

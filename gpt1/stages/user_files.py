@@ -1,0 +1,68 @@
+"""Stage `user-files`: the sha256 of every file behind a path in params.yaml (data.local_paths,
+bpe.import_from, pretrain.init_from).
+
+Those files live outside the project, where DVC and Snakemake see only the path strings: replacing the
+released weights behind an unchanged `init_from` would re-run nothing. This stage writes one fingerprint per
+setting (data/user_files/<setting>.json, `{}` where it is unset) and the stages that read the files depend on
+it. DVC runs it on every `dvc repro` (always_changed) and re-runs a reader only when its fingerprint changed;
+Snakemake re-runs it when one of the files is newer than its output. A fingerprint is rewritten only when
+its content changes, so an unchanged one never looks new.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from gpt1.atomic import atomic_write_text
+from gpt1.config import Params
+from gpt1.data.sources import sha256_of
+
+log = logging.getLogger(__name__)
+OUT = Path("data/user_files")
+
+
+def paths_by_setting(params: Params) -> dict[str, dict[str, str]]:
+    """{setting: {params key: path}} for the settings that name files outside the project."""
+    return {
+        "local_paths": {f"data.local_paths.{key}": value for key, value in sorted(params.data.local_paths.items())
+                        if value},
+        "import_from": {"bpe.import_from": params.bpe.import_from} if params.bpe.import_from else {},
+        "init_from": {"pretrain.init_from": params.pretrain.init_from} if params.pretrain.init_from else {},
+    }
+
+
+def files_under(path: Path) -> list[Path]:
+    """The file itself, or every file below a folder, in a stable order; nothing for a missing path (the stage
+    that reads it says so, in its own terms)."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
+
+
+def watched_files(params: Params) -> list[str]:
+    """Every file the fingerprints cover (Snakemake's inputs of this stage)."""
+    return [str(file) for paths in paths_by_setting(params).values() for path in paths.values()
+            for file in files_under(Path(path))]
+
+
+def fingerprint(paths: dict[str, str]) -> dict[str, dict[str, str]]:
+    """{params key: {file below the path: sha256}}; a missing path is recorded as such."""
+    prints = {}
+    for key, path in paths.items():
+        root = Path(path)
+        files = files_under(root)
+        prints[key] = {str(file.relative_to(root)) if root.is_dir() else root.name: sha256_of(file)
+                       for file in files} if files else {"<missing>": str(root)}
+    return prints
+
+
+def main(args, params: Params, out: Path = OUT) -> None:
+    for setting, paths in paths_by_setting(params).items():
+        path = out / f"{setting}.json"
+        text = json.dumps(fingerprint(paths), indent=2, sort_keys=True) + "\n"
+        if path.is_file() and path.read_text() == text:
+            continue  # unchanged: keep the file (and its time stamp) as it is
+        atomic_write_text(path, text)
+        log.info("%s: %d path(s) fingerprinted", path, len(paths))

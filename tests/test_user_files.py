@@ -1,0 +1,91 @@
+"""Files behind paths in params (data.local_paths, bpe.import_from, pretrain.init_from) are dependencies: the
+`user_files` stage fingerprints them, and DVC re-runs a reader when, and only when, its files change."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpt1.config import load_params
+from gpt1.stages import user_files
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def params_with(tmp_path: Path, **paths) -> Path:
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    raw["data"]["local_paths"] = {key: str(value) for key, value in paths.get("local_paths", {}).items()}
+    raw["pretrain"]["init_from"] = str(paths["init_from"]) if "init_from" in paths else None
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_fingerprints_cover_every_file_and_change_only_with_content(tmp_path):
+    books = tmp_path / "books"
+    (books / "a").mkdir(parents=True)
+    (books / "a" / "one.txt").write_text("Chapter one.")
+    (books / "two.txt").write_text("Chapter two.")
+    weights = tmp_path / "released.safetensors"
+    weights.write_bytes(b"weights")
+    params = load_params(params_with(tmp_path, local_paths={"books": books}, init_from=weights))
+    out = tmp_path / "prints"
+
+    user_files.main(None, params, out)
+    local = json.loads((out / "local_paths.json").read_text())
+    assert set(local["data.local_paths.books"]) == {"a/one.txt", "two.txt"}
+    assert json.loads((out / "import_from.json").read_text()) == {}  # unset
+    assert list(json.loads((out / "init_from.json").read_text())["pretrain.init_from"]) == ["released.safetensors"]
+    assert sorted(user_files.watched_files(params)) == sorted(map(str, [books / "a/one.txt", books / "two.txt",
+                                                                        weights]))
+
+    stamp = (out / "local_paths.json").stat().st_mtime_ns
+    os.utime(books / "two.txt")  # touched, same bytes: the fingerprint stays, file and time stamp
+    user_files.main(None, params, out)
+    assert (out / "local_paths.json").stat().st_mtime_ns == stamp
+    (books / "two.txt").write_text("Chapter two, revised.")
+    user_files.main(None, params, out)
+    assert json.loads((out / "local_paths.json").read_text()) != local
+
+
+@pytest.mark.slow
+def test_dvc_reruns_the_reader_of_a_replaced_file_and_nothing_else(tmp_path):
+    """The user_files stage exactly as dvc.yaml declares it, with one stage reading each fingerprint."""
+    weights = tmp_path / "outside" / "released.safetensors"
+    weights.parent.mkdir()
+    weights.write_bytes(b"release 1")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    params_with(repo, init_from=weights)
+    stage = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["user_files"]
+    stage["deps"] = []  # the gpt1 modules: not part of this small project
+    readers = {name: {"cmd": f"cp data/user_files/{name}.json read_{name}.json",
+                      "deps": [f"data/user_files/{name}.json"], "outs": [f"read_{name}.json"]}
+               for name in ("local_paths", "import_from", "init_from")}
+    (repo / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"user_files": stage, **readers}}))
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+
+    def dvc_repro() -> list[str]:
+        result = subprocess.run([str(BIN / "dvc"), "repro"], cwd=repo, env=env, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return sorted(line.split("'")[1] for line in result.stdout.splitlines() if line.startswith("Running stage"))
+
+    for command in (["git", "init", "-q"], [str(BIN / "dvc"), "init", "-q"]):
+        subprocess.run(command, cwd=repo, check=True, env=env)
+    assert dvc_repro() == ["import_from", "init_from", "local_paths", "user_files"]
+    assert dvc_repro() == ["user_files"]  # always fingerprinted; no reader re-runs
+    weights.write_bytes(b"release 2")
+    assert dvc_repro() == ["init_from", "user_files"]
+    assert "release 2" not in (repo / "read_init_from.json").read_text()  # a fingerprint, not the file
+    shutil.rmtree(weights.parent)
+    assert dvc_repro() == ["init_from", "user_files"]  # gone: its reader must run (and say so itself)
+    assert json.loads((repo / "read_init_from.json").read_text()) == {
+        "pretrain.init_from": {"<missing>": str(weights)}}
