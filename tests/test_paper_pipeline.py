@@ -9,7 +9,7 @@ profile of the test's own (those mirrors and folders; three tasks, one per zero-
 
 import hashlib
 import random
-
+from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
@@ -93,3 +93,16 @@ def test_every_command_got_the_profiles(paper_run):
     flags = " ".join(f"--profile {path}" for path in paper_run.profiles)
     assert len(commands) == 3 * 4 + 1 + 12, sorted(commands)  # finetune runs, one layer transfer, the rest
     assert all(command.startswith(f"gpt1 {flags} ") for command in commands), sorted(commands)
+
+
+def test_a_rewritten_book_reruns_the_pipeline_from_its_fingerprint(paper_run):
+    """Snakemake takes the registered books as the user_files rule's inputs: unchanged, nothing is planned; a
+    rewritten book plans user_files and, through its fingerprint, download and what follows. (Runs last: it
+    leaves the book changed.)"""
+    dry_run = [str(BIN / "snakemake"), "--cores", "2", "--dry-run", "--configfile", *paper_run.profiles]
+    assert "Nothing to be done" in _run(dry_run, paper_run.root)
+    book = Path(paper_run.profiles[-1]).parent / "books" / "book00.txt"
+    book.write_text(book.read_text() + "\nA sentence added later.\n")
+    planned = _run(dry_run, paper_run.root)
+    for rule in ("user_files", "download", "prepare", "pretrain"):
+        assert f"rule {rule}:" in planned, (rule, planned[-3000:])

@@ -113,6 +113,26 @@ def test_table5_cells_equal_an_independent_computation_from_the_predictions(dvc_
         assert table[task].tolist() == pytest.approx(expected[task].tolist(), abs=0.006), task  # 2 decimals
 
 
+def test_the_english_block_is_where_the_reader_takes_it_in_the_real_file(dvc_repo):
+    """embedded.ENGLISH_PARAGRAPH_EXAMPLES is a fact about the pinned BIG-bench file; the unit tests' fixture is
+    built to match it, so only the real file can check it. By the rate of English function words, every
+    document of the block is English and none of the 2,000 either side of it is."""
+    from gpt1.data.embedded import ENGLISH_PARAGRAPH_EXAMPLES as block
+
+    task = dvc_repo / "data/raw/bigbench/bigbench/benchmark_tasks/paragraph_segmentation/task.json"
+    examples = json.loads(task.read_text(encoding="utf-8"))["examples"]
+    function_words = {"the", "of", "and", "to", "is", "was", "that", "for", "it", "with", "as", "on", "by",
+                      "were", "are", "from", "his", "which"}
+
+    def rate(example: dict) -> float:
+        words = example["input"].lower().split()
+        return sum(word in function_words for word in words) / max(1, len(words))
+
+    assert min(map(rate, examples[block])) > 0.1
+    neighbours = examples[block.start - 1000:block.start] + examples[block.stop:block.stop + 1000]
+    assert len(neighbours) == 2000 and max(map(rate, neighbours)) < 0.1
+
+
 def test_figures_are_drawn(dvc_repo):
     import matplotlib.image
 

@@ -128,7 +128,7 @@ def test_corpus_is_cleaned_and_deduplicated(params, tmp_path):
     texts = " ".join(d["text"] for d in documents)
     assert "To be , or not to be , that is the question." in texts  # GPT-1's standardisation spaces commas
     assert "[[" not in texts and "{{" not in texts and "'''" not in texts  # wiki markup stripped
-    assert "Ein deutscher Satz" not in texts  # only the English paragraph_segmentation block
+    assert "Ein deutscher Satz" not in texts  # only the English block (the real file: tests/test_pipeline.py)
     # The 1,000 identical English fixture documents collapse to one copy of each paragraph.
     assert texts.count("Paragraph 0 first sentence") == 1
     assert texts.count("A new paragraph starts here and repeats in every document.") == 1
