@@ -42,7 +42,7 @@ def _import_weights(args, params) -> None:
     logging.getLogger("gpt1.model.weights").info("wrote %s (%d parameters)", args.out, model.num_parameters())
 
 
-STAGES = {  # command -> (module of gpt1.stages, help)
+STAGES = {  # command -> (module of gpt1.stages, which is also the dvc.yaml stage's name, help)
     "user-files": ("user_files", "fingerprint the files behind params' paths (local_paths, import_from, init_from)"),
     "download": ("download", "fetch the corpus and task files (sha256-pinned, cached)"),
     "prepare": ("prepare", "clean, deduplicate, decontaminate and split the corpus; split the tasks"),
@@ -57,7 +57,6 @@ STAGES = {  # command -> (module of gpt1.stages, help)
     "ablation": ("ablation", "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md"),
     "layer-figure": ("layer_figure", "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png"),
 }
-STAGE_NAMES = {"layer-transfer": "layer_transfer", "layer-figure": "layer_figure", "user-files": "user_files"}  # command -> dvc.yaml stage
 TOOLS = {
     "profile": (_profile, "print the `dvc exp run -S ...` line that applies profiles (or, --yaml, the composed params)"),
     "benchmark": (_benchmark, "training throughput of our model vs transformers' OpenAIGPTLMHeadModel"),
@@ -141,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         # A stage's input is the output of an earlier stage (dvc.yaml): it has not run, or its output was removed.
         print(f"gpt1 {args.stage}: error: {error.filename or error} not found; run the stages before "
-              f"`{args.stage}` first (`dvc repro {STAGE_NAMES.get(args.stage, args.stage)}` runs what it needs)",
+              f"`{args.stage}` first (`dvc repro {STAGES[args.stage][0]}` runs what it needs)",
               file=sys.stderr)
         return 2
     return 0

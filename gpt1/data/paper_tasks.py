@@ -194,10 +194,7 @@ def load_books(raw_dir: Path) -> Iterator[str]:
     if not paths:
         raise UserError(f"no .txt files in {folder}; set data.local_paths.books and run `gpt1 download`")
     for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as error:
-            raise UserError(f"{path}: not UTF-8 (byte {error.start}); convert the file to UTF-8") from None
+        text = read_text(path)
         if text.strip():
             yield text
 
