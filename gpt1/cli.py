@@ -2,7 +2,7 @@
 
 Each DAG stage is a module of gpt1/stages with `main(args, params)` and, where the stage takes options,
 `add_arguments(parser)`; it is imported only when its command runs, so `gpt1 download` never loads torch.
-The other commands (profile, benchmark, import-weights) are tools, not stages.
+The other commands (profile, benchmark, import-, export-weights, generate, predict) are tools, not stages.
 """
 
 from __future__ import annotations
@@ -42,6 +42,32 @@ def _import_weights(args, params) -> None:
     logging.getLogger("gpt1.model.weights").info("wrote %s (%d parameters)", args.out, model.num_parameters())
 
 
+def _generate(args, params) -> None:
+    from gpt1 import generate
+
+    generate.main(args)
+
+
+def _predict(args, params) -> None:
+    from gpt1 import predict
+
+    predict.main(args)
+
+
+def _export_weights(args, params) -> None:
+    from gpt1.model import weights
+    from gpt1.model.lm import GPT1, load_model
+
+    model = load_model(args.model)
+    if not isinstance(model, GPT1):
+        raise UserError(f"{args.model} is a {model.kind} model; only the Transformer has the released layouts")
+    if args.format == "hf":
+        weights.export_hf(model, args.out, args.bpe)
+    else:
+        weights.export_openai(model, args.out)
+    logging.getLogger("gpt1.model.weights").info("wrote %s (%s layout)", args.out, args.format)
+
+
 STAGES = {  # command -> (module of gpt1.stages, which is also the dvc.yaml stage's name, help)
     "user-files": ("user_files", "fingerprint the files behind params' paths (local_paths, import_from, init_from)"),
     "download": ("download", "fetch the corpus and task files (sha256-pinned, cached)"),
@@ -61,7 +87,11 @@ TOOLS = {
     "profile": (_profile, "print the `dvc exp run -S ...` line that applies profiles (or, --yaml, the composed params)"),
     "benchmark": (_benchmark, "training throughput of our model vs transformers' OpenAIGPTLMHeadModel"),
     "import-weights": (_import_weights, "convert released GPT-1 weights (HF folder or OpenAI's npy files)"),
+    "export-weights": (_export_weights, "write a Transformer checkpoint in transformers' or OpenAI's layout"),
+    "generate": (_generate, "sample text from a language model (ours, a checkpoint, or released weights)"),
+    "predict": (_predict, "run a kept fine-tuned model (results/finetune/<task>/<variant>/seed<S>) on examples"),
 }
+NO_PARAMS = ("import-weights", "export-weights", "generate", "predict")  # file tools: they work outside a project
 
 
 def stage_module(command: str):
@@ -120,6 +150,30 @@ def build_parser() -> argparse.ArgumentParser:
                           "or params_shapes.json + params_0..9.npy")
     importer.add_argument("--out", type=Path, required=True, help="gpt1 checkpoint to write (.safetensors)")
     importer.add_argument("--n-head", type=int, default=12, help="heads (OpenAI's files do not record it)")
+    exporter = parsers["export-weights"]
+    exporter.add_argument("--model", type=Path, default=Path("data/pretrain/transformer/model.safetensors"),
+                          help="gpt1 Transformer checkpoint (default: the pretrained Transformer)")
+    exporter.add_argument("--format", choices=["hf", "openai"], required=True,
+                          help="hf: OpenAIGPTLMHeadModel folder (+ tokenizer); openai: params_shapes.json + npy")
+    exporter.add_argument("--out", type=Path, required=True, help="folder to write (replaced whole)")
+    exporter.add_argument("--bpe", type=Path, default=Path("data/bpe"),
+                          help="hf: the BPE folder whose vocab.json + merges.txt go with the weights")
+    sampler = parsers["generate"]
+    sampler.add_argument("--model", type=Path, default=Path("data/pretrain/transformer/model.safetensors"),
+                         help="gpt1 checkpoint (.safetensors; pretraining checkpoints too) or a released-weights folder")
+    sampler.add_argument("--prompt", default="", help="text to continue; - reads it from stdin (default: none)")
+    sampler.add_argument("--max-new-tokens", type=int, default=50)
+    sampler.add_argument("--temperature", type=float, default=1.0, help="0: greedy decoding")
+    sampler.add_argument("--top-k", type=int, default=None, help="sample among the k likeliest tokens only")
+    sampler.add_argument("--seed", type=int, default=0, help="the same seed gives the same text")
+    sampler.add_argument("--bpe", type=Path, default=Path("data/bpe"),
+                         help="the model's BPE folder (the released encoder_bpe_40000.json pair for released weights)")
+    predictor = parsers["predict"]
+    predictor.add_argument("--run", type=Path, required=True,
+                           help="a fine-tuning run folder with model.safetensors, e.g. results/finetune/rt_polarity/full/seed1")
+    predictor.add_argument("--input", type=Path, default=Path("-"),
+                           help="JSONL in the task's fields (or plain text lines for classification); - is stdin")
+    predictor.add_argument("--bpe", type=Path, default=Path("data/bpe"), help="the BPE the run was trained with")
     return parser
 
 
@@ -127,9 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = TOOLS[args.stage][0] if args.stage in TOOLS else stage_module(args.stage).main
     try:
-        # import-weights converts files and reads no parameters: it must work outside a project too
-        params = None if args.stage == "import-weights" else load_params(args.params, args.profile)
-        if args.stage != "profile":  # its output is the command's result, and it writes no log
+        params = None if args.stage in NO_PARAMS else load_params(args.params, args.profile)
+        if args.stage not in ("profile", "generate", "predict"):  # their output is the result; they write no log
             _configure_logging(args)
         handler(args, params)
     except UserError as error:

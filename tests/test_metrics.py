@@ -153,6 +153,22 @@ def test_evaluate_gathers_runs_and_baselines_into_three_tables(tasks_dir, tmp_pa
     assert "tfidf_logreg" in nested["snli_100k"] and "tfidf_logreg" not in nested["social_iqa"]
 
 
+def test_metrics_json_leads_with_each_variants_task_average(tasks_dir, tmp_path):
+    """`dvc exp show` lists columns in file order: Table 5's averages come first, one per variant and baseline,
+    over each task's first metric (lee_similarity: pearson, not spearman), for variants scored on every task."""
+    params = tiny_params()
+    results = tmp_path / "results"
+    baselines_stage.run(params, tasks_dir, results / "baselines.json")
+    level = {"rt_polarity": 0.2, "snli_100k": 0.4, "lee_similarity": 0.6, "social_iqa": 0.8}
+    fake_results(results, params, lambda task, variant, seed: level[task] + 0.1 * (variant == "full") + seed / 100)
+    evaluate.run(params, results)
+    nested = json.loads((results / "metrics.json").read_text())
+    assert list(nested)[0] == "average"
+    assert nested["average"]["full"] == pytest.approx(0.5 + 0.1 + 0.015)
+    assert nested["average"]["no_pretrain"] == pytest.approx(0.5 + 0.015)
+    assert set(nested["average"]) == set(params.finetune.variants) | {"majority"}  # TF-IDF: only some tasks
+
+
 def test_evaluate_names_a_missing_run(tasks_dir, tmp_path):
     params = tiny_params()
     results = tmp_path / "results"

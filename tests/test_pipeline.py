@@ -113,6 +113,27 @@ def test_table5_cells_equal_an_independent_computation_from_the_predictions(dvc_
         assert table[task].tolist() == pytest.approx(expected[task].tolist(), abs=0.006), task  # 2 decimals
 
 
+def test_the_first_seeds_model_is_kept_and_predicts_as_the_stage_did(dvc_repo):
+    """`gpt1 predict` on a DVC-tracked kept run reproduces the stage's test predictions; other seeds keep none."""
+    params = _tiny_params()
+    task, (first, *others) = params["data"]["tasks"][0], params["finetune"]["seeds"]
+    run = dvc_repo / "results/finetune" / task / "full"
+    assert (run / f"seed{first}" / "model.safetensors").is_file()
+    assert not any((run / f"seed{seed}" / "model.safetensors").exists() for seed in others)
+    stage = [json.loads(line) for line in (run / f"seed{first}" / "predictions_test.jsonl").read_text().splitlines()]
+    from gpt1.data.records import read_examples
+    from gpt1.data.task_data import seeded_subset
+
+    family = json.loads((dvc_repo / "data/tasks" / task / "task.json").read_text())["family"]
+    rows = seeded_subset(read_examples(dvc_repo / "data/tasks" / task / "test.jsonl", family),
+                         params["finetune"]["max_eval_examples"], params["seed"], task, "test")
+    lines = "".join(json.dumps({k: v for k, v in vars(row).items() if k != "label"}) + "\n" for row in rows)
+    result = subprocess.run([str(BIN / "gpt1"), "predict", "--run", str(run / f"seed{first}")], cwd=dvc_repo,
+                            input=lines, capture_output=True, text=True, check=True)
+    got = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [row["prediction"] for row in got] == [row["prediction"] for row in stage]
+
+
 def test_the_english_block_is_where_the_reader_takes_it_in_the_real_file(dvc_repo):
     """embedded.ENGLISH_PARAGRAPH_EXAMPLES is a fact about the pinned BIG-bench file; the unit tests' fixture is
     built to match it, so only the real file can check it. By the rate of English function words, every

@@ -214,6 +214,7 @@ def test_transformer_pretrains_below_unigram_and_writes_every_output(tmp_path):
     metrics = json.loads((tmp_path / "metrics" / "metrics.json").read_text())
     assert metrics["step"] == 40 and metrics["val"]["perplexity"] == pytest.approx(result["val_perplexity"])
     assert metrics["unigram_val_perplexity"] == pytest.approx(result["unigram_val_perplexity"])
+    assert list(metrics)[0] == "val" and set(metrics["train"]) == {"loss", "grad_norm", "tokens"}  # exp show order
     curves = tmp_path / "metrics" / "plots" / "metrics"
     losses = [float(line.split("\t")[1]) for line in (curves / "train" / "loss.tsv").read_text().splitlines()[1:]]
     assert len(losses) == 40 and losses[-1] < losses[0] - 0.5

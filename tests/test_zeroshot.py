@@ -124,12 +124,12 @@ def test_run_writes_one_row_per_checkpoint_and_task(project):
     # transformer: steps 1, 2, 4 and the final model as max_steps; lstm has no final model
     expected = {("transformer", s) for s in (1, 2, 4, MAX_STEPS)} | {("lstm", s) for s in (1, 2, 4)}
     assert set(zip(table["model"], table["step"])) == expected
-    assert len(table) == len(expected) * 4
-    assert table.groupby("task").size().to_dict() == {"agreement": 7, "rt_polarity": 7, "rt_polarity_pmi": 7,
-                                                      "social_iqa": 7}
+    assert len(table) == len(expected) * 5
+    assert table.groupby("task").size().to_dict() == {"agreement": 7, "agreement_total": 7, "rt_polarity": 7,
+                                                      "rt_polarity_pmi": 7, "social_iqa": 7}
     examples = table.groupby("task")["examples"].first().to_dict()
     # the collapsed pair is dropped
-    assert examples == {"rt_polarity": 4, "rt_polarity_pmi": 4, "agreement": 3, "social_iqa": 2}
+    assert examples == {"rt_polarity": 4, "rt_polarity_pmi": 4, "agreement": 3, "agreement_total": 3, "social_iqa": 2}
     chance = table.groupby("task")["chance"].first().to_dict()
     assert chance["rt_polarity"] == chance["rt_polarity_pmi"] == chance["agreement"] == 0.5
     assert chance["social_iqa"] == pytest.approx(1 / 3, abs=1e-6)
@@ -142,7 +142,7 @@ def test_run_writes_one_row_per_checkpoint_and_task(project):
 def test_run_writes_the_trend_table(project):
     trend = pd.read_csv(run_stage(project, "trend").trend)
     assert list(trend.columns) == zeroshot.TREND_COLUMNS
-    assert len(trend) == 2 * 4  # two models, four heuristics
+    assert len(trend) == 2 * 5  # two models, five heuristics
     assert set(trend["first_step"]) == {1} and set(trend["last_step"]) == {4, MAX_STEPS}
     assert np.allclose(trend["difference"], trend["last"] - trend["first"], atol=1e-5)
 
@@ -165,7 +165,7 @@ def test_figure_has_one_panel_per_heuristic_and_is_not_blank(project):
     assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     pixels = imread(out_png)
     width, height = zeroshot.PANEL_INCHES
-    assert pixels.shape[:2] == (round(height * zeroshot.DPI), round(4 * width * zeroshot.DPI))
+    assert pixels.shape[:2] == (round(height * zeroshot.DPI), round(5 * width * zeroshot.DPI))
     colours = np.unique(pixels.reshape(-1, pixels.shape[-1]).round(3), axis=0)
     assert len(colours) > 10  # white, black text, two line colours, their bands, grey chance lines, ...
 
@@ -173,9 +173,10 @@ def test_figure_has_one_panel_per_heuristic_and_is_not_blank(project):
 def test_heuristics_follow_the_selected_tasks_and_none_at_all_is_an_error(project, bpe, tmp_path):
     tasks_dir, raw_dir = project.root / "tasks", project.root / "raw"
     chosen = zeroshot_tasks.load_tasks(bpe, tasks_dir, raw_dir, ["social_iqa"], None, 0)
-    assert [task.name for task in chosen] == ["agreement", "social_iqa"]
+    assert [task.name for task in chosen] == ["agreement", "agreement_total", "social_iqa"]
     every = zeroshot_tasks.load_tasks(bpe, tasks_dir, raw_dir, ["social_iqa", "snli_100k", "rt_polarity"], None, 0)
-    assert [task.name for task in every] == ["rt_polarity", "rt_polarity_pmi", "agreement", "social_iqa"]
+    assert [task.name for task in every] == ["rt_polarity", "rt_polarity_pmi", "agreement", "agreement_total",
+                                             "social_iqa"]
     with pytest.raises(UserError, match="no zero-shot heuristic"):
         zeroshot_tasks.load_tasks(bpe, tasks_dir, tmp_path / "absent", ["snli_100k"], None, 0)
     with pytest.raises(UserError, match=r"sst2 has no task.json/test.jsonl; run `gpt1 prepare`"):
@@ -350,6 +351,8 @@ def test_agreement_compares_average_log_probabilities_and_drops_broken_pairs(pro
     assert task.average and task.labels == (0, 0, 0)
     # "s" boosted: "runs" beats "run", but "is" and "writes" beat "are" and "write": 1 of 3 right
     assert scoring.evaluate(boosted(bpe, "s" + END_OF_WORD), task, 64) == pytest.approx(1 / 3)
+    total = zeroshot_tasks.agreement_task(pairs, bpe, total=True)
+    assert total.name == "agreement_total" and not total.average and total.candidates == task.candidates
     with pytest.raises(UserError, match="gpt1 download"):
         zeroshot_tasks.read_agreement(project.root / "absent.json")
 

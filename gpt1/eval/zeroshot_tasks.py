@@ -17,7 +17,8 @@ test split, so any profile gets the heuristics of its own tasks:
   log-probability given the context (context + " " + answer; only the answer's tokens are scored).
 - BIG-bench's subject-verb agreement minimal pairs (Linzen et al. 2016; 499 usable of 500), when `gpt1
   download` fetched them (the default profile does): an acceptability probe that needs no threshold, the
-  sentence with the higher average token log-probability wins.
+  sentence with the higher average token log-probability wins (`agreement`), and, as minimal-pair
+  benchmarks score them, the one with the higher total log-probability (`agreement_total`).
 - Winograd (DPRD) is skipped: no registered task holds Winograd-style pronoun data.
 
 Every text starts a new document, as in pretraining: it is preceded by the corpus' document separator
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 
 AGREEMENT_TASK = "agreement"
 PMI_SUFFIX = "_pmi"
+TOTAL_SUFFIX = "_total"
 # Panels and rows follow this order, then data.tasks' order within a heuristic.
 HEURISTICS = ("sentiment", "acceptability", "choice")
 PAPER_TASK_OF = {"sentiment": "SST-2", "acceptability": "CoLA", "choice": "RACE"}  # whose heuristic, in the paper
@@ -136,12 +138,17 @@ def acceptability_task(examples: Sequence[ClassificationExample], train_share: f
                         accept_share=train_share)
 
 
-def agreement_task(pairs: Sequence[tuple[str, str]], bpe: Gpt1Bpe) -> ZeroShotTask:
+def agreement_task(pairs: Sequence[tuple[str, str]], bpe: Gpt1Bpe, total: bool = False) -> ZeroShotTask:
+    """The grammatical sentence must score higher: by average token log-probability (the paper's
+    acceptability score), or with `total` by the sentence's log-probability, as minimal-pair benchmarks
+    (Linzen et al. 2016, BLiMP) compare them. The two verb forms often differ in token count ("compares"
+    may be two tokens where "compare" is one), and a well-predicted suffix token raises an average, so
+    averaging favours the longer form more as the model improves; the total has no such pull."""
     start = document_start(bpe)
     sentences = iter(bpe.encode_many([sentence for pair in pairs for sentence in pair]))
     candidates = tuple((_candidate(start, next(sentences)), _candidate(start, next(sentences))) for _ in pairs)
-    return ZeroShotTask(AGREEMENT_TASK, "CoLA", chance=0.5, average=True, candidates=candidates,
-                        labels=(0,) * len(pairs))
+    return ZeroShotTask(AGREEMENT_TASK + (TOTAL_SUFFIX if total else ""), "CoLA" + (", total" if total else ""),
+                        chance=0.5, average=not total, candidates=candidates, labels=(0,) * len(pairs))
 
 
 # --- the selected tasks -> their heuristics ---------------------------------------------------------------
@@ -186,7 +193,8 @@ def load_tasks(bpe: Gpt1Bpe, tasks_dir: Path, raw_dir: Path, task_names: Sequenc
             tasks += _heuristic_tasks(heuristic, name, bpe, tasks_dir, limit, seed)
         if heuristic == "acceptability":
             if (raw_dir / AGREEMENT_FILE).is_file():
-                tasks.append(agreement_task(read_agreement(raw_dir / AGREEMENT_FILE, limit), bpe))
+                pairs = read_agreement(raw_dir / AGREEMENT_FILE, limit)
+                tasks += [agreement_task(pairs, bpe), agreement_task(pairs, bpe, total=True)]
             else:
                 log.info("zero-shot: no agreement pairs (%s), that probe is skipped", raw_dir / AGREEMENT_FILE)
     if not tasks:

@@ -86,13 +86,25 @@ def hf_config_dict(config: TransformerConfig) -> dict:
     }
 
 
-def export_hf(model: GPT1, directory: Path | str) -> None:
-    """Write config.json + model.safetensors that OpenAIGPTLMHeadModel.from_pretrained reads."""
+def export_hf(model: GPT1, directory: Path | str, bpe_dir: Path | str | None = None) -> None:
+    """Write config.json + model.safetensors that OpenAIGPTLMHeadModel.from_pretrained reads; with `bpe_dir`
+    also vocab.json + merges.txt for OpenAIGPTTokenizer (GPT-1's encoder_bpe / vocab_*.bpe pair, renamed)."""
     tensors = to_hf_state_dict(model)
     del tensors["lm_head.weight"]  # tied: transformers re-ties it from the token embedding on load
+    if bpe_dir is not None:
+        from gpt1.tokenizer.bpe import Gpt1Bpe  # spaCy and tokenizers: only when a tokenizer is exported
+
+        bpe = Gpt1Bpe.load(Path(bpe_dir))
+        if bpe.vocab_size != model.config.vocab_size:
+            raise UserError(f"{bpe_dir} has {bpe.vocab_size} tokens (special tokens included) but the model has "
+                            f"{model.config.vocab_size}; export with the BPE the model was trained with")
     with atomic_directory(directory) as temporary:
         (temporary / "config.json").write_text(json.dumps(hf_config_dict(model.config), indent=2) + "\n")
         save_file(tensors, str(temporary / "model.safetensors"), metadata={"format": "pt"})
+        if bpe_dir is not None:
+            (temporary / "vocab.json").write_text(json.dumps(bpe.encoder, ensure_ascii=False), encoding="utf-8")
+            lines = ["#version: 0.2"] + [f"{a} {b}" for a, b in bpe.merges]
+            (temporary / "merges.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def import_hf(directory: Path | str) -> GPT1:
@@ -133,6 +145,22 @@ def _read_hf_weights(directory: Path) -> dict[str, torch.Tensor]:
                             "convert it to model.safetensors") from error
     raise UserError(f"{directory} has neither model.safetensors nor pytorch_model.bin "
                     "(sharded checkpoints are not supported; GPT-1 fits in one file)")
+
+
+def export_openai(model: GPT1, directory: Path | str, files: int = 10) -> None:
+    """Write OpenAI's release layout (params_shapes.json + params_0..N.npy, float32), which `import_openai`
+    reads back bit for bit: the arrays in the release's order, flattened, concatenated, cut into `files`."""
+    state = {name: tensor.detach().cpu().float().numpy() for name, tensor in model.state_dict().items()}
+    arrays = [state["positions_embed.weight"], state["tokens_embed.weight"]]
+    for layer in range(model.config.n_layer):
+        for name, is_conv_weight in OPENAI_LAYER_ORDER:
+            array = state[f"h.{layer}.{name}"]
+            arrays.append(array.T[None] if is_conv_weight else array)  # Conv1D: (1, in, out)
+    flat = np.concatenate([array.reshape(-1) for array in arrays])
+    with atomic_directory(directory) as temporary:
+        (temporary / "params_shapes.json").write_text(json.dumps([list(array.shape) for array in arrays]))
+        for index, part in enumerate(np.array_split(flat, files)):
+            np.save(temporary / f"params_{index}.npy", part)
 
 
 def import_openai(directory: Path | str, n_head: int = 12) -> GPT1:

@@ -4,7 +4,9 @@ Reads `results/finetune/<task>/<variant>/seed<seed>/metrics.json` for every task
 params.yaml, and `results/baselines.json`. Writes
 - `results/scores.csv`: task, variant, seed, metric, value (one row per test metric per run);
 - `results/scores_summary.csv`: task, variant, metric, mean, std, seeds (std: sample std, 0 for one run);
-- `results/metrics.json`: {task: {variant: {metric: {"mean", "std", "seed<N>"...}}}} for `dvc metrics show`.
+- `results/metrics.json`: first `average` {variant: mean over tasks of each task's first metric (Table 5's
+  avg column, 0-1), for every variant scored on all tasks}, then {task: {variant: {metric: {"mean", "std", "seed<N>"...}}}}: `dvc exp show` lists
+  columns in file order, so the averages a reader compares come first.
 Baselines appear as variants `majority`, `tfidf_logreg` and `tfidf_cosine`; they are deterministic and listed with the
 project seed (the one that draws the training subsample they share with fine-tuning).
 """
@@ -68,8 +70,18 @@ def summarise(scores: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+def task_averages(summary: pd.DataFrame) -> dict[str, float]:
+    """Per variant, the mean over tasks of each task's first metric (the paper's, as the task lists it); only
+    variants with a score on every task (the fine-tuned ones and the majority baseline), so no average is
+    over fewer tasks than the others."""
+    first = summary.groupby(["task", "variant"], sort=False).head(1)
+    tasks = first["task"].nunique()
+    return {variant: round(float(group["mean"].mean()), DIGITS)
+            for variant, group in first.groupby("variant", sort=False) if group["task"].nunique() == tasks}
+
+
 def nested_metrics(scores: pd.DataFrame, summary: pd.DataFrame) -> dict:
-    nested: dict = {}
+    nested: dict = {"average": task_averages(summary)}
     for row in summary.itertuples(index=False):
         nested.setdefault(row.task, {}).setdefault(row.variant, {})[row.metric] = {"mean": row.mean, "std": row.std}
     for row in scores.itertuples(index=False):

@@ -23,4 +23,5 @@ def main(args, params: Params) -> None:
 
     seeds = selected_seeds(args.seed, params.finetune.seeds)
     out_root = None if args.seed is None else ONE_OFF / args.task / args.variant
-    run_seeds(params, args.task, args.variant, seeds, out_root=out_root)
+    # The first configured seed's weights are kept (model.safetensors, for `gpt1 predict`); a one-off run keeps its own.
+    run_seeds(params, args.task, args.variant, seeds, out_root=out_root, keep_weights_of=seeds[:1])

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Sequence
 
 import torch
-from safetensors.torch import save_file
 from tqdm import tqdm
 
 from gpt1.atomic import atomic_directory
@@ -33,6 +32,7 @@ from gpt1.config import Params
 from gpt1.data.task_data import TaskData, load_task_data
 from gpt1.eval.metrics import DIGITS, score
 from gpt1.model.heads import TaskModel, collate
+from gpt1.model.task_checkpoint import TaskRun, save_task_model
 from gpt1.model.transforms import EncodedExample, encode_examples
 from gpt1.tokenizer.bpe import Gpt1Bpe
 from gpt1.train import precision
@@ -182,16 +182,15 @@ def _evaluate(task_model: TaskModel, encoded: dict[str, list[EncodedExample]], p
 
 
 def _write(out_dir: Path, predictions: dict[str, list[dict]], metrics: dict, card: str,
-           task_model: TaskModel | None) -> None:
+           weights: tuple[TaskModel, TaskRun] | None) -> None:
     """The run's folder, whole or not at all (an interrupted multi-seed run leaves complete seeds only)."""
     with atomic_directory(out_dir) as staging:
         for split, rows in predictions.items():
             (staging / f"predictions_{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
         (staging / "model_card.md").write_text(card)
-        if task_model is not None:
-            save_file({k: v.detach().cpu().contiguous() for k, v in task_model.state_dict().items()},
-                      str(staging / CHECKPOINT))
+        if weights is not None:
+            save_task_model(*weights, staging / CHECKPOINT)
 
 
 def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfer_layers: int | None = None,
@@ -221,7 +220,8 @@ def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfe
                    n_ctx=n_ctx, model_kind=model.kind, model_config=asdict(model.config),
                    parameters=sum(p.numel() for p in task_model.parameters()), history=history, results=results,
                    saved_weights=save_weights, precision=precision.describe(device, params.finetune.dtype))
-    _write(Path(out_dir), predictions, metrics, model_card(card, params, data), task_model if save_weights else None)
+    weights = (task_model, TaskRun(prepared.task, variant, seed, n_ctx, data.spec)) if save_weights else None
+    _write(Path(out_dir), predictions, metrics, model_card(card, params, data), weights)
     log.info("%s / %s / seed %d: test %s; seconds: %.1f model (and encoding, first seed), %.1f training, "
              "%.1f evaluating", prepared.task, variant, seed, metrics["test"], built - started, trained - built,
              time.perf_counter() - trained)
@@ -242,14 +242,15 @@ def selected_seeds(seed: int | None, configured: Sequence[int]) -> list[int]:
 def run_seeds(params: Params, task: str, variant: str, seeds: Sequence[int], tasks_dir: Path = Path("data/tasks"),
               bpe_dir: Path = Path("data/bpe"), pretrain_dir: Path = Path("data/pretrain"),
               out_root: Path | None = None, transfer_layers: int | None = None,
-              save_weights: bool = False) -> dict[int, dict[str, dict[str, float]]]:
+              keep_weights_of: Sequence[int] = ()) -> dict[int, dict[str, dict[str, float]]]:
     """Every seed of one (task, variant) in this process: imports, the BPE and the encoded examples are paid
-    once. Seed S goes to out_root/seedS (default: results/finetune/T/V/seedS); returns {seed: metrics}."""
+    once. Seed S goes to out_root/seedS (default: results/finetune/T/V/seedS), with its fine-tuned weights
+    when S is in `keep_weights_of`; returns {seed: metrics}."""
     started = time.perf_counter()
     prepared = prepare(params, task, tasks_dir, bpe_dir, pretrain_dir)
     log.info("%s: task data and BPE files read in %.1f s; seeds %s", task, time.perf_counter() - started, list(seeds))
     return {seed: run_seed(prepared, variant, seed, _seed_dir(out_root, task, variant, seed, transfer_layers),
-                           transfer_layers, save_weights)
+                           transfer_layers, save_weights=seed in keep_weights_of)
             for seed in seeds}
 
 

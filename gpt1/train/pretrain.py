@@ -250,6 +250,11 @@ class Trainer:
             for name in ("unigram_val_perplexity", "parameters", "tokens", "world_size"):
                 live.summary[name] = result[name]
             live.summary["train_seconds_this_run"] = train_seconds  # timing: the one non-reproducible number
+            # `dvc exp show` lists columns in file order: validation first. The last update's learning rate
+            # (~0 after the anneal) and speed say nothing about a run; the curves keep them.
+            train = {key: value for key, value in live.summary.pop("train", {}).items()
+                     if key not in ("learning_rate", "tokens_per_second")}
+            live.summary = {"val": live.summary.pop("val", {}), **live.summary, "train": train}
             live.end()
             self.resume_path.unlink(missing_ok=True)
             shutil.rmtree(self.staging, ignore_errors=True)
