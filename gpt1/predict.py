@@ -53,6 +53,8 @@ def parse_example(line: str, spec: TaskSpec, where: str) -> tuple[Example, objec
     if missing or unknown:
         raise UserError(f"{where}: a {spec.family} example ({spec.name}) has the fields {fields} (and optionally "
                         f"label); missing {missing}, unknown {unknown}")
+    if "choices" in fields and not isinstance(raw["choices"], list):
+        raise UserError(f"{where}: choices must be a JSON list of answers, found {raw['choices']!r}")
     given = raw.get("label")
     values = {name: tuple(raw[name]) if isinstance(raw[name], list) else raw[name] for name in fields}
     example = RECORD_TYPES[spec.family](**values, label=given if given is not None else 0)

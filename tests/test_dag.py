@@ -144,3 +144,41 @@ def test_the_slurm_profile_sets_resources_of_rules_that_exist_and_of_every_train
     assert set(profile["set-resources"]) <= set(names)
     training = {name for name, template in names.items() if template.trains}
     assert training == {name for name, values in profile["set-resources"].items() if values.get("gpu")}
+
+
+def test_the_defaults_small_results_are_committed_so_dvc_exp_show_has_a_baseline():
+    """Outputs under results/ that DVC keeps out of its cache (`cache: false`: metrics, tables, figures) are git's
+    to track, as in DVC's example projects: committed from the measured default run, `dvc exp show` fills the
+    main row instead of printing `!` in every metric column."""
+    import re
+    import subprocess
+
+    declared = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    patterns = []
+    for body in declared.values():
+        body = body.get("do", body)
+        for field in ("outs", "metrics", "plots"):
+            for entry in body.get(field) or []:
+                if isinstance(entry, dict):
+                    (path, options), = entry.items()
+                    if path.startswith("results/") and options.get("cache") is False:
+                        patterns.append(re.compile(re.sub(r"\\\$\\\{[^}]+\\\}", ".+", re.escape(path))))
+    outputs = [path for stage in dag.resolve(ROOT / "dvc.yaml", composed("default")) for path in stage.outs
+               if any(pattern.fullmatch(path) for pattern in patterns)]
+    assert len(outputs) >= 10  # metrics.json, both pretraining summaries and curves, the tables and figures
+    tracked = set(subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True, text=True,
+                                 check=True).stdout.splitlines())
+    missing = [path for path in outputs if path not in tracked and not any(t.startswith(path + "/") for t in tracked)]
+    assert not missing, f"commit the measured default's {missing} (git add -f if needed)"
+
+
+def test_top_level_plots_name_the_columns_dvclive_writes():
+    """DVCLive writes <metric>.tsv with the columns step and the metric's last name (`loss`, not `val/loss`);
+    a y field it does not write leaves `dvc plots show` without the curve (it only warns)."""
+    plots = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
+    curves = [entry for plot in plots if isinstance(plot, dict) for entry in plot.values()]
+    assert curves
+    for curve in curves:
+        assert curve["x"] == "step"
+        for path, field in curve["y"].items():
+            assert path.startswith("results/pretrain/") and field == Path(path).stem, (path, field)

@@ -126,6 +126,7 @@ def test_predict_reads_plain_text_lines_for_classification_and_echoes_labels(wor
     ("rt_polarity", '{"txt": "a film"}', r"missing \['text'\], unknown \['txt'\]"),
     ("social_iqa", "who smiled?", "reads JSON lines with the fields"),
     ("social_iqa", '{"context": "who?", "choices": ["tom"]}', "at least 2 choices"),
+    ("social_iqa", '{"context": "who?", "choices": "tom, ann"}', "choices must be a JSON list"),
     ("rt_polarity", '{"text": "a film", "label": 7}', "outside the task's label set"),
     ("rt_polarity", '{"text": ', "not valid JSON"),
 ])
