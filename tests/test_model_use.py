@@ -190,3 +190,20 @@ def test_export_refuses_the_lstm(tmp_path):
                   "--out", tmp_path / "out", cwd=tmp_path)
     assert result.returncode == 2 and "only the Transformer" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("settings, message", [
+    (dict(max_new_tokens=-1), "--max-new-tokens and --temperature must be >= 0"),
+    (dict(temperature=-0.5), "--max-new-tokens and --temperature must be >= 0"),
+    (dict(top_k=0), "--top-k must be >= 1"),
+])
+def test_bad_sampling_settings_are_one_clear_error(settings, message):
+    arguments = dict(max_new_tokens=5, temperature=1.0, top_k=None) | settings
+    with pytest.raises(UserError, match=message):
+        generate.sample(tiny_language_model(), [1, 2], **arguments)
+
+
+def test_predict_names_a_language_model_given_as_a_run(tmp_path):
+    save_model(tiny_language_model(), tmp_path / "model.safetensors")
+    with pytest.raises(UserError, match="not a fine-tuned task model .* use `gpt1 generate`"):
+        predict.predictions(tmp_path, ["a film"], tmp_path / "bpe")
