@@ -34,12 +34,25 @@ def _benchmark(args, params) -> None:
 
 
 def _import_weights(args, params) -> None:
+    from gpt1.atomic import claim_file
     from gpt1.model import weights
-    from gpt1.model.lm import save_model
+    from gpt1.model.lm import METADATA_KEY, save_model
 
+    claim_file(args.out, args.force, lambda path: METADATA_KEY in safetensors_metadata(path), "a gpt1 checkpoint")
     model = weights.import_weights(args.source, n_head=args.n_head)
     save_model(model, args.out)
     logging.getLogger("gpt1.model.weights").info("wrote %s (%d parameters)", args.out, model.num_parameters())
+
+
+def safetensors_metadata(path: Path) -> dict:
+    """The metadata of a safetensors file; empty for a file of any other kind."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            return handle.metadata() or {}
+    except (SafetensorError, OSError):
+        return {}
 
 
 def _generate(args, params) -> None:
@@ -55,9 +68,11 @@ def _predict(args, params) -> None:
 
 
 def _export_weights(args, params) -> None:
+    from gpt1.atomic import claim_folder
     from gpt1.model import weights
     from gpt1.model.lm import GPT1, load_model
 
+    claim_folder(args.out, args.force)
     model = load_model(args.model)
     if not isinstance(model, GPT1):
         raise UserError(f"{args.model} is a {model.kind} model; only the Transformer has the released layouts")
@@ -150,12 +165,16 @@ def build_parser() -> argparse.ArgumentParser:
                           "or params_shapes.json + params_0..9.npy")
     importer.add_argument("--out", type=Path, required=True, help="gpt1 checkpoint to write (.safetensors)")
     importer.add_argument("--n-head", type=int, default=12, help="heads (OpenAI's files do not record it)")
+    importer.add_argument("--force", action="store_true", help="replace --out even if it is not a gpt1 checkpoint")
     exporter = parsers["export-weights"]
     exporter.add_argument("--model", type=Path, default=Path("data/pretrain/transformer/model.safetensors"),
                           help="gpt1 Transformer checkpoint (default: the pretrained Transformer)")
     exporter.add_argument("--format", choices=["hf", "openai"], required=True,
                           help="hf: OpenAIGPTLMHeadModel folder (+ tokenizer); openai: params_shapes.json + npy")
-    exporter.add_argument("--out", type=Path, required=True, help="folder to write (replaced whole)")
+    exporter.add_argument("--out", type=Path, required=True,
+                          help="folder to write: new, empty, or an earlier export (replaced whole)")
+    exporter.add_argument("--force", action="store_true",
+                          help="replace --out whole even if it holds files gpt1 did not write")
     exporter.add_argument("--bpe", type=Path, default=Path("data/bpe"),
                           help="hf: the BPE folder whose vocab.json + merges.txt go with the weights")
     sampler = parsers["generate"]

@@ -23,7 +23,11 @@ VARIANTS: tuple[str, ...] = get_args(Variant)
 # Adam's decay rates: 1 would never forget, below 0 is meaningless; eps must be a finite positive number.
 Beta = Annotated[float, Field(ge=0, lt=1)]
 AdamEps = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
-Seed = Annotated[StrictInt, Field(ge=0)]  # strict: `true` is not seed 1
+Seed = Annotated[StrictInt, Field(ge=0, le=2**64 - 1)]  # strict: `true` is not seed 1; torch takes 64 bits
+# Folders the pipeline writes and replaces whole (DVC removes a stage's outputs before running it): a user's own
+# files (data.local_paths) must live elsewhere.
+PIPELINE_FOLDERS = ("data/raw", "data/corpus", "data/tasks", "data/bpe", "data/tokens", "data/pretrain",
+                    "data/user_files", "results")
 
 
 def _distinct(values: list) -> list:
@@ -35,12 +39,21 @@ def _distinct(values: list) -> list:
 
 class Section(BaseModel):
     # extra="forbid" turns a misspelt key into an error instead of a silently ignored knob.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+    # allow_inf_nan=False: `.inf` or `.nan` where a number is meant (weight_decay, grad_clip, lm_coef, ...).
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, allow_inf_nan=False)
 
 
 class MirrorParams(Section):
-    url: str = Field(pattern=r"^(https?|file)://\S+$")
+    url: str = Field(pattern=r"^\S+$")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="of the file at url; checked before extraction")
+
+    @field_validator("url")
+    @classmethod
+    def _over_http(cls, url: str) -> str:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError("a mirror is an http:// or https:// URL; for files on this machine use data.local_paths "
+                             "(registered data) or serve the folder over HTTP")
+        return url
 
 
 class DataParams(Section):
@@ -76,6 +89,11 @@ class DataParams(Section):
         unknown = sorted(set(local_paths) - set(keys))
         if unknown:
             raise ValueError(f"{', '.join(map(repr, unknown))} is not data you register by hand; allowed: {', '.join(keys)}")
+        for key, folder in local_paths.items():
+            inside = [root for root in PIPELINE_FOLDERS if folder and _is_within(Path(folder), Path(root))]
+            if inside:
+                raise ValueError(f"'{key}' ({folder}) is inside {inside[0]}/, which the pipeline replaces whole; "
+                                 "move the folder outside data/ and results/ (e.g. ~/gpt1-data) and point to it")
         return local_paths
 
     @field_validator("corpus", "tasks")
@@ -246,6 +264,10 @@ class Params(Section):
             raise ValueError(f"analysis.layer_transfer_seeds {analysis.layer_transfer_seeds} must be among "
                              f"finetune.seeds {self.finetune.seeds}, and finetune.variants must include full: "
                              "Figure 2 (left) reads its all-blocks point from those finetune runs")
+
+
+def _is_within(path: Path, folder: Path) -> bool:
+    return path.resolve() == folder.resolve() or folder.resolve() in path.resolve().parents
 
 
 def _format_error(error: ValidationError, source: str) -> str:

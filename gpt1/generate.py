@@ -10,12 +10,15 @@ n_positions tokens; the LSTM, which has no such limit, is cut the same way so bo
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 from typing import Sequence
 
 import torch
 
 from gpt1.errors import UserError
+from gpt1.textfiles import read_stdin
 from gpt1.eval.zeroshot_tasks import document_start
 from gpt1.model.lm import LanguageModel, load_model
 from gpt1.tokenizer.bpe import Gpt1Bpe
@@ -56,8 +59,9 @@ def sample(model: LanguageModel, prompt: Sequence[int], max_new_tokens: int, tem
     fine-tuning special tokens, whose rows pretraining never trained, are never sampled)."""
     if not prompt:
         raise UserError("generation needs at least one prompt token")
-    if max_new_tokens < 0 or temperature < 0:
-        raise UserError("--max-new-tokens and --temperature must be >= 0")
+    if max_new_tokens < 0 or not math.isfinite(temperature) or temperature < 0:
+        raise UserError(f"--max-new-tokens and --temperature must be finite numbers >= 0 (got {max_new_tokens}, "
+                        f"{temperature})")
     if top_k is not None and top_k < 1:
         raise UserError("--top-k must be >= 1 (or left out for no cut)")
     generator = torch.Generator().manual_seed(seed)
@@ -87,9 +91,7 @@ def generate_text(model: LanguageModel, bpe: Gpt1Bpe, prompt: str, max_new_token
 
 
 def main(args) -> None:
-    import sys
-
-    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    prompt = read_stdin() if args.prompt == "-" else args.prompt
     model = load_language_model(args.model)
     text = generate_text(model, Gpt1Bpe.load(args.bpe), prompt.strip(), args.max_new_tokens, args.temperature,
                          args.top_k, args.seed)

@@ -22,7 +22,7 @@ from gpt1.data.records import RECORD_TYPES, Example, TaskSpec, check_examples
 from gpt1.errors import UserError
 from gpt1.model.task_checkpoint import TaskRun, load_task_model
 from gpt1.model.transforms import encode_examples
-from gpt1.textfiles import open_text
+from gpt1.textfiles import open_text, read_stdin
 from gpt1.tokenizer.bpe import Gpt1Bpe
 from gpt1.train.finetune import CHECKPOINT, EVAL_BATCH_SIZE, predict, prediction_rows
 
@@ -55,10 +55,13 @@ def parse_example(line: str, spec: TaskSpec, where: str) -> tuple[Example, objec
                         f"label); missing {missing}, unknown {unknown}")
     if "choices" in fields and not isinstance(raw["choices"], list):
         raise UserError(f"{where}: choices must be a JSON list of answers, found {raw['choices']!r}")
+    texts = [name for name in fields if name != "choices" and not isinstance(raw[name], str)]
+    if texts:
+        raise UserError(f"{where}: {texts[0]} must be a JSON string of text, found {raw[texts[0]]!r}")
     given = raw.get("label")
     values = {name: tuple(raw[name]) if isinstance(raw[name], list) else raw[name] for name in fields}
     example = RECORD_TYPES[spec.family](**values, label=given if given is not None else 0)
-    check_examples([example], spec, where)
+    check_examples([example], spec, where, fix="fix the input")
     return example, given
 
 
@@ -96,7 +99,7 @@ def _output_row(row: dict, given, run: TaskRun) -> dict:
 
 def main(args) -> None:
     if str(args.input) == "-":
-        rows = predictions(args.run, sys.stdin, args.bpe, "stdin")
+        rows = predictions(args.run, read_stdin().splitlines(), args.bpe, "stdin")
     else:
         if not Path(args.input).is_file():
             raise UserError(f"{args.input} does not exist; give a JSONL file of examples, or - for stdin")

@@ -30,3 +30,14 @@ def open_text(path: Path | str, encoding: str = "utf-8", newline: str | None = N
             yield handle
         except UnicodeDecodeError as error:
             raise not_text(path, error, encoding) from None
+
+
+def read_stdin() -> str:
+    """All of standard input as UTF-8 text (whatever the locale), or the one-line error for a bad byte."""
+    import sys
+
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise not_text("stdin", error) from None

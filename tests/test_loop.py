@@ -8,7 +8,7 @@ import torch
 from gpt1.config import parse_params
 from gpt1.errors import UserError
 from gpt1.train import distributed, precision
-from gpt1.train.loop import TrainingState, load_state, save_state
+from gpt1.train.loop import Diverged, TrainingState, load_state, save_state
 from gpt1.train.schedules import warmup_linear
 from test_pretrain import tiny_raw_params
 
@@ -74,7 +74,8 @@ def test_saved_state_continues_bit_for_bit_dropout_included(tmp_path):
     torch.manual_seed(999)  # whatever the process did since, the saved RNG state wins
 
     resumed = small_state(seed=5)  # other initial weights: all of them must come from the file
-    saved = load_state(tmp_path / "resume.pt", "settings")
+    saved, status = load_state(tmp_path / "resume.pt", "settings")
+    assert status == "resumable"
     resumed.restore(saved, SINGLE)
     assert (resumed.step, resumed.position, len(resumed.history)) == (3, 24, 3)
     run(resumed, range(3, 6))
@@ -83,16 +84,45 @@ def test_saved_state_continues_bit_for_bit_dropout_included(tmp_path):
     assert resumed.learning_rate == reference.learning_rate
 
 
-def test_a_state_from_other_settings_or_a_broken_file_is_not_used(tmp_path):
+def test_a_state_from_other_settings_is_foreign_and_a_broken_file_is_set_aside_not_deleted(tmp_path):
     path = tmp_path / "resume.pt"
     save_state(small_state(), path, "settings A", SINGLE)
-    assert load_state(path, "settings A")["step"] == 0
-    assert load_state(path, "settings B") is None
+    saved, status = load_state(path, "settings A")
+    assert saved["step"] == 0 and status == "resumable"
+    assert load_state(path, "settings B") == (None, "foreign")
     torch.save([1, 2], path)
-    assert load_state(path, "settings A") is None
-    path.write_bytes(b"truncated")
-    assert load_state(path, "settings A") is None
-    assert load_state(tmp_path / "missing.pt", "settings A") is None
+    assert load_state(path, "settings A") == (None, "foreign")
+    assert load_state(tmp_path / "missing.pt", "settings A") == (None, "absent")
+    complete = path.read_bytes()
+    path.write_bytes(complete[: len(complete) // 2])  # a torn write
+    assert load_state(path, "settings A") == (None, "unreadable")
+    assert not path.exists()
+    (aside,) = tmp_path.glob("resume.pt.unreadable-*")
+    assert aside.read_bytes() == complete[: len(complete) // 2]
+
+
+def test_an_io_error_reading_the_state_stops_the_run_and_keeps_the_file(tmp_path):
+    """A real I/O error from the kernel: /proc/self/mem is a regular file whose first page is unmapped (EIO)."""
+    path = tmp_path / "resume.pt"
+    path.symlink_to("/proc/self/mem")
+    with pytest.raises(UserError, match=r"could not read the resume state .*Input/output error.*kept as it is"):
+        load_state(path, "settings")
+    assert path.is_symlink() and not list(tmp_path.glob("*.unreadable-*"))
+
+
+def test_a_non_finite_loss_stops_before_the_update_and_names_the_knob():
+    state = small_state()
+    state.label, state.knobs = "fine-tune demo", "finetune.lr"
+    before = {name: tensor.clone() for name, tensor in state.model.state_dict().items()}
+
+    def nan_loss():
+        return (state.model(torch.ones(2, 6)).sum() * float("nan"),)
+
+    with pytest.raises(Diverged, match=r"fine-tune demo: training diverged at update 1 \(loss nan.*Lower finetune.lr"):
+        state.update([nan_loss], grad_clip=1.0)
+    assert state.step == 0
+    for name, tensor in state.model.state_dict().items():
+        assert torch.equal(tensor, before[name])
 
 
 def test_one_device_resolver_names_the_setting_it_refuses():

@@ -159,7 +159,7 @@ def test_openai_export_reads_back_bit_identically(tmp_path):
     model = tiny_language_model()
     weights.export_openai(model, tmp_path / "release", files=3)
     assert sorted(p.name for p in (tmp_path / "release").iterdir()) == [
-        "params_0.npy", "params_1.npy", "params_2.npy", "params_shapes.json"]
+        ".gpt1-output", "params_0.npy", "params_1.npy", "params_2.npy", "params_shapes.json"]
     back = weights.import_openai(tmp_path / "release", n_head=2)
     for name, tensor in model.state_dict().items():
         assert torch.equal(tensor, back.state_dict()[name]), name
@@ -193,8 +193,9 @@ def test_export_refuses_the_lstm(tmp_path):
 
 
 @pytest.mark.parametrize("settings, message", [
-    (dict(max_new_tokens=-1), "--max-new-tokens and --temperature must be >= 0"),
-    (dict(temperature=-0.5), "--max-new-tokens and --temperature must be >= 0"),
+    (dict(max_new_tokens=-1), "--max-new-tokens and --temperature must be finite numbers >= 0"),
+    (dict(temperature=-0.5), "--max-new-tokens and --temperature must be finite numbers >= 0"),
+    (dict(temperature=float("nan")), "--max-new-tokens and --temperature must be finite numbers >= 0"),
     (dict(top_k=0), "--top-k must be >= 1"),
 ])
 def test_bad_sampling_settings_are_one_clear_error(settings, message):

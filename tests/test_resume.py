@@ -14,6 +14,8 @@ import pytest
 import torch
 
 from gpt1.stages import pretrain
+from gpt1.errors import UserError
+from gpt1.train.loop import Diverged
 from gpt1.train.pretrain import Trainer, checkpoint_steps
 from gpt1.config import parse_params
 from test_pretrain import one_thread, run_in_subprocess, runner_command, state_dict, subprocess_environment, \
@@ -114,7 +116,81 @@ def test_a_kill_while_publishing_leaves_nothing_that_breaks_the_next_run(tmp_pat
 
     result = pretrain.run(parse_params(RAW), "transformer", tokens, out, tmp_path / "metrics")
     assert result["resumed_from_step"] == 95 and result["steps"] == 100
-    assert sorted(path.name for path in out.iterdir()) == ["checkpoints", "model.safetensors"]
+    assert sorted(path.name for path in out.iterdir()) == ["checkpoints", "model.safetensors", "pretrain.lock"]
+
+
+def crash_before_publishing(tokens: Path, out: Path, raw: dict, monkeypatch) -> None:
+    with monkeypatch.context() as patch:
+        patch.setattr(Trainer, "_publish", lambda self: (_ for _ in ()).throw(Crash()))
+        with pytest.raises(Crash):
+            pretrain.run(parse_params(raw), "transformer", tokens, out, out.parent / "metrics")
+
+
+def test_another_checkpoint_schedule_does_not_resume_into_the_old_staged_steps(tmp_path, monkeypatch):
+    tokens, out = write_tokens(tmp_path / "tokens"), tmp_path / "out"
+    crash_before_publishing(tokens, out, RAW, monkeypatch)
+    changed = json.loads(json.dumps(RAW))
+    changed["pretrain"]["checkpoints"] = 3
+    result = pretrain.run(parse_params(changed), "transformer", tokens, out, tmp_path / "metrics")
+    assert result["resumed_from_step"] == 0
+    names = {path.name for path in (out / "checkpoints").iterdir()}
+    assert names == {f"step_{step}.safetensors" for step in checkpoint_steps(100, 3)}
+
+
+def test_an_unreadable_resume_state_is_set_aside_with_its_checkpoints_never_deleted(tmp_path, monkeypatch):
+    tokens, out = write_tokens(tmp_path / "tokens"), tmp_path / "out"
+    crash_before_publishing(tokens, out, RAW, monkeypatch)
+    complete = (out / "resume.pt").read_bytes()
+    (out / "resume.pt").write_bytes(complete[:1000])  # torn by a fault outside our atomic writes
+    staged = sorted(path.name for path in (out / "resume-checkpoints").iterdir())
+    result = pretrain.run(parse_params(RAW), "transformer", tokens, out, tmp_path / "metrics")
+    assert result["resumed_from_step"] == 0 and result["steps"] == 100
+    (state_aside,) = out.glob("resume.pt.unreadable-*")
+    (staging_aside,) = out.glob("resume-checkpoints.unreadable-*")
+    assert state_aside.read_bytes() == complete[:1000]
+    assert sorted(path.name for path in staging_aside.iterdir()) == staged
+
+
+def test_a_diverging_run_stops_keeps_its_last_good_state_and_publishes_nothing(tmp_path, monkeypatch):
+    tokens, out = write_tokens(tmp_path / "tokens"), tmp_path / "out"
+    original = Trainer._micro_batches
+
+    def poisoned(self):  # from update 13 on, the loss is NaN (as an absurd learning rate makes it)
+        batches = original(self)
+        if self.state.step < 12:
+            return batches
+        return [lambda compute=compute: tuple(loss * float("nan") for loss in compute()) for compute in batches]
+
+    monkeypatch.setattr(Trainer, "_micro_batches", poisoned)
+    with pytest.raises(Diverged, match=r"^pretrain transformer: training diverged at update 13 \(loss nan.*"
+                       r"Lower pretrain.transformer.max_lr \(or pretrain.grad_clip\); the last saved state stays in"):
+        pretrain.run(parse_params(RAW), "transformer", tokens, out, tmp_path / "metrics")
+    assert torch.load(out / "resume.pt", weights_only=True)["step"] == 10  # save_interval 5: the last good one
+    assert not (out / "model.safetensors").exists() and not (out / "checkpoints").exists()
+    assert all(torch.isfinite(tensor).all() for tensor in
+               torch.load(out / "resume.pt", weights_only=True)["model"].values())
+
+
+def test_a_second_process_pretraining_into_the_same_folder_stops_with_one_line(tmp_path):
+    write_tokens(tmp_path / "tokens")
+    long_run = tiny_raw_params(max_steps=100_000, save_interval=5, eval_interval=1000, checkpoints=3)
+    argv, folder = runner_command(tmp_path, long_run, "busy")
+    first = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=subprocess_environment())
+    try:
+        deadline = time.monotonic() + 90
+        while not (folder / "out" / "resume.pt").exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert first.poll() is None, first.communicate()[1][-2000:]
+        with pytest.raises(UserError, match=rf"pretraining into {folder / 'out'} is already running \(process "
+                           rf"{first.pid} holds .*pretrain.lock\); wait for it"):
+            pretrain.run(parse_params(long_run), "transformer", tmp_path / "tokens", folder / "out",
+                         folder / "metrics")
+        assert first.poll() is None  # the first run goes on, its staged checkpoints untouched
+        assert (folder / "out" / "resume-checkpoints").is_dir()
+    finally:
+        first.kill()
+        first.communicate(timeout=30)
 
 
 FAULTS = """
@@ -169,7 +245,7 @@ def test_a_kill_at_any_point_resumes_to_the_uninterrupted_weights(tmp_path, faul
     final, expected = state_dict(out / "model.safetensors"), state_dict(
         tmp_path / "uninterrupted" / "out" / "model.safetensors")
     assert all(torch.equal(final[name], tensor) for name, tensor in expected.items())
-    assert sorted(path.name for path in out.iterdir()) == ["checkpoints", "model.safetensors"]
+    assert sorted(path.name for path in out.iterdir()) == ["checkpoints", "model.safetensors", "pretrain.lock"]
     reference_checkpoints = tmp_path / "uninterrupted" / "out" / "checkpoints"
     assert [(p.name, p.read_bytes()) for p in sorted((out / "checkpoints").iterdir())] == \
         [(p.name, p.read_bytes()) for p in sorted(reference_checkpoints.iterdir())]

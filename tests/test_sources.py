@@ -8,8 +8,10 @@ import hashlib
 import http.server
 import io
 import socket
+import subprocess
 import tarfile
 import threading
+import time
 import warnings
 import zipfile
 from pathlib import Path
@@ -17,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from gpt1.errors import UserError
+from gpt1.data import transfer
 from gpt1.data.sources import (
     LocalFolder,
     PackageArchive,
@@ -476,3 +479,71 @@ def test_local_folder_with_no_matching_file_is_a_user_error(tmp_path):
         fetch_source(local_source(), tmp_path / "cache", tmp_path / "raw", {"books": str(tmp_path / "mine")})
     assert "'books'" in str(error.value) and "*.txt" in str(error.value)
     assert not (tmp_path / "raw" / "books").exists()
+
+
+# --- bounded transfers: a server that sends too much, too slowly, or stops short -------------------------
+
+
+class _MisbehavingHandler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        mode = self.path.strip("/")
+        self.send_response(200)
+        if mode == "cut":  # promises 1,000 bytes, sends 400, hangs up
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"x" * 400)
+        elif mode == "endless":  # no length, more than any cap
+            self.end_headers()
+            for _ in range(64):
+                self.wfile.write(b"z" * 4096)
+        elif mode == "slow":  # a byte at a time, each well within the per-read timeout
+            self.end_headers()
+            for _ in range(40):
+                self.wfile.write(b"s")
+                self.wfile.flush()
+                time.sleep(0.1)
+        self.wfile.flush()
+        self.close_connection = True
+
+
+@pytest.fixture
+def misbehaving_server():
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _MisbehavingHandler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.mark.parametrize("mode, limits, message", [
+    ("cut", {}, r"cut off after 400 of 1000 bytes"),
+    ("endless", {"MAX_ARCHIVE_BYTES": 100_000}, r"sent more than 100000 bytes"),
+    ("slow", {"DEADLINE_SECONDS": 1}, r"took more than 1 s"),
+])
+def test_a_transfer_that_is_cut_off_too_large_or_too_slow_stops_with_one_line_and_keeps_nothing(
+        tmp_path, monkeypatch, misbehaving_server, mode, limits, message):
+    for name, value in limits.items():
+        monkeypatch.setattr(transfer, name, value)
+    archive = UrlArchive(url=f"{misbehaving_server}/{mode}", filename=f"{mode}.bin", sha256="0" * 64)
+    started = time.monotonic()
+    with pytest.raises(UserError, match=message):
+        fetch_archive(archive, tmp_path / "cache")
+    assert time.monotonic() - started < 10
+    assert not any((tmp_path / "cache").iterdir())  # no partial file, no temporary
+
+
+def test_a_pip_download_that_hangs_stops_at_the_deadline(tmp_path, monkeypatch):
+    monkeypatch.setattr(transfer, "DEADLINE_SECONDS", 1)
+
+    def hang(command, **options):
+        raise subprocess.TimeoutExpired(command, options["timeout"])
+
+    monkeypatch.setattr(transfer.subprocess, "run", hang)
+    archive = PackageArchive(package="six", version="1.16.0", filename="six-1.16.0-py2.py3-none-any.whl", sha256="0" * 64)
+    with pytest.raises(UserError, match=r"took more than 1 s"):
+        fetch_archive(archive, tmp_path / "cache")
+    assert not any((tmp_path / "cache").iterdir())

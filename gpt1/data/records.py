@@ -127,14 +127,15 @@ def _record(line: str, record_type: type, family: Family, where: str) -> Example
         raise UserError(f"{where}: not a {family} record ({error}); re-run `gpt1 prepare`") from None
 
 
-def check_examples(examples: Sequence[Example], spec: TaskSpec, where: str) -> None:
+def check_examples(examples: Sequence[Example], spec: TaskSpec, where: str,
+                   fix: str = "fix the data and re-run `gpt1 prepare`") -> None:
     """Stop with one clear message on an empty split or a label the task cannot have."""
     if not examples:
         raise UserError(f"{where}: the split is empty; re-run `gpt1 prepare` or check the task's source")
     for row, example in enumerate(examples, start=1):
         problem = _label_problem(example, spec)
         if problem:
-            raise UserError(f"{where}:{row}: {problem}; fix the data and re-run `gpt1 prepare`")
+            raise UserError(f"{where}:{row}: {problem}; {fix}")
 
 
 def _label_problem(example: Example, spec: TaskSpec) -> str | None:

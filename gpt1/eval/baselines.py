@@ -24,6 +24,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
+from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
 from gpt1.data.records import ClassificationExample, EntailmentExample, Example, SimilarityExample
 from gpt1.data.task_data import TaskData
@@ -84,7 +85,11 @@ def tfidf_logreg(data: TaskData, seed: int):
         LogisticRegression(C=1.0, max_iter=2000, random_state=seed),
     )
     train = data.splits["train"]
-    return pipeline.fit([_text(e) for e in train], [int(e.label) for e in train])
+    labels = [int(e.label) for e in train]
+    if len(set(labels)) < 2:
+        raise UserError(f"{data.spec.name}: every example of the training sample has label {labels[0]}, so no "
+                        "classifier can be fitted; raise finetune.max_train_examples or check the task's train split")
+    return pipeline.fit([_text(e) for e in train], labels)
 
 
 def task_baselines(data: TaskData, seed: int) -> dict[str, dict]:

@@ -241,10 +241,9 @@ class LSTMLanguageModel(LanguageModel):
         return self.output_projection(self.drop(hidden_states))
 
 
-MODEL_KINDS: dict[str, tuple[type, type]] = {
-    GPT1.kind: (GPT1, TransformerConfig),
-    LSTMLanguageModel.kind: (LSTMLanguageModel, LSTMConfig),
-}
+MODEL_KINDS: dict[str, tuple[type, type]] = {GPT1.kind: (GPT1, TransformerConfig),
+                                              LSTMLanguageModel.kind: (LSTMLanguageModel, LSTMConfig)}
+METADATA_KEY = "gpt1"  # the safetensors metadata entry that marks a file save_model wrote
 
 
 def build_model(kind: str, config: Mapping[str, Any] | TransformerConfig | LSTMConfig) -> LanguageModel:
@@ -265,7 +264,7 @@ def save_model(model: LanguageModel, path: Path | str) -> None:
     """Write weights and the metadata {"kind", "config"} to one safetensors file, atomically."""
     tensors = {name: tensor.detach().cpu().contiguous() for name, tensor in model.state_dict().items()}
     # One metadata key: safetensors writes several in hash-map order, and two runs must give the same bytes.
-    metadata = {"gpt1": json.dumps({"kind": model.kind, "config": dataclasses.asdict(model.config)}, sort_keys=True)}
+    metadata = {METADATA_KEY: json.dumps({"kind": model.kind, "config": dataclasses.asdict(model.config)}, sort_keys=True)}
     with atomic_path(path) as temporary:
         save_file(tensors, str(temporary), metadata=metadata)
 
@@ -281,10 +280,10 @@ def load_model(path: Path | str, device: str | torch.device = "cpu") -> Language
         tensors = load_file(str(path), device=str(device))
     except (SafetensorError, OSError) as error:
         raise UserError(f"{path} is not a readable safetensors checkpoint ({error}); re-create it") from error
-    if "gpt1" not in metadata:
+    if METADATA_KEY not in metadata:
         raise UserError(f"{path} has no gpt1 model metadata; save it with gpt1's save_model")
     try:
-        described = json.loads(metadata["gpt1"])
+        described = json.loads(metadata[METADATA_KEY])
         model = build_model(described["kind"], described["config"]).to(device)
         missing, unexpected = model.load_state_dict(tensors, strict=False)
     except UserError as error:  # a kind or setting this version does not know

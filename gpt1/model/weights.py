@@ -13,6 +13,7 @@ transformers is not needed here: folders are read and written with json + safete
 from __future__ import annotations
 
 import json
+import pickle
 import re
 from pathlib import Path
 from typing import Mapping
@@ -98,7 +99,7 @@ def export_hf(model: GPT1, directory: Path | str, bpe_dir: Path | str | None = N
         if bpe.vocab_size != model.config.vocab_size:
             raise UserError(f"{bpe_dir} has {bpe.vocab_size} tokens (special tokens included) but the model has "
                             f"{model.config.vocab_size}; export with the BPE the model was trained with")
-    with atomic_directory(directory) as temporary:
+    with atomic_directory(directory, mark_owner=True) as temporary:
         (temporary / "config.json").write_text(json.dumps(hf_config_dict(model.config), indent=2) + "\n")
         save_file(tensors, str(temporary / "model.safetensors"), metadata={"format": "pt"})
         if bpe_dir is not None:
@@ -119,15 +120,34 @@ def import_hf(directory: Path | str) -> GPT1:
     if hf.get("afn", "gelu") not in ("gelu", "gelu_new"):
         raise UserError(f"{config_path} uses activation afn={hf['afn']!r}; GPT-1 uses 'gelu' (tanh "
                         "approximation), so this model cannot be imported as GPT-1")
-    width = hf.get("n_embd", 768)
+    sizes = {key: _setting(hf, key, default, int, config_path) for key, default in
+             (("vocab_size", 40478), ("n_positions", 512), ("n_layer", 12), ("n_head", 12), ("n_embd", 768))}
+    rates = {key: _setting(hf, key, default, float, config_path) for key, default in
+             (("embd_pdrop", 0.1), ("attn_pdrop", 0.1), ("resid_pdrop", 0.1), ("layer_norm_epsilon", 1e-5),
+              ("initializer_range", 0.02))}
+    width = sizes["n_embd"]
+    if width % sizes["n_head"]:
+        raise UserError(f"{config_path}: n_embd {width} is not divisible by n_head {sizes['n_head']}")
     config = TransformerConfig(
-        vocab_size=hf.get("vocab_size", 40478), n_positions=hf.get("n_positions", 512),
-        n_layer=hf.get("n_layer", 12), n_head=hf.get("n_head", 12), d_model=width, d_ff=4 * width,
-        embd_dropout=hf.get("embd_pdrop", 0.1), attn_dropout=hf.get("attn_pdrop", 0.1),
-        resid_dropout=hf.get("resid_pdrop", 0.1), layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5),
-        init_std=hf.get("initializer_range", 0.02),
+        vocab_size=sizes["vocab_size"], n_positions=sizes["n_positions"], n_layer=sizes["n_layer"],
+        n_head=sizes["n_head"], d_model=width, d_ff=4 * width, embd_dropout=rates["embd_pdrop"],
+        attn_dropout=rates["attn_pdrop"], resid_dropout=rates["resid_pdrop"],
+        layer_norm_eps=rates["layer_norm_epsilon"], init_std=rates["initializer_range"],
     )
     return from_hf_state_dict(_read_hf_weights(directory), config)
+
+
+def _setting(hf: dict, key: str, default, kind: type, path: Path):
+    """One number of config.json: a positive int for sizes, a finite non-negative float for rates."""
+    value = hf.get(key, default)
+    if kind is int:
+        good = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    else:
+        good = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
+    if not good:
+        wanted = "a positive integer" if kind is int else "a finite number >= 0"
+        raise UserError(f"{path}: {key} must be {wanted}, found {value!r}; fix or re-download config.json")
+    return kind(value)
 
 
 def _read_hf_weights(directory: Path) -> dict[str, torch.Tensor]:
@@ -140,7 +160,7 @@ def _read_hf_weights(directory: Path) -> dict[str, torch.Tensor]:
     if (directory / "pytorch_model.bin").is_file():
         try:
             return torch.load(directory / "pytorch_model.bin", map_location="cpu", weights_only=True)
-        except Exception as error:  # torch raises UnpicklingError, RuntimeError, ... for bad files
+        except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError) as error:  # a bad or unsafe file
             raise UserError(f"{directory / 'pytorch_model.bin'} cannot be read safely ({error}); "
                             "convert it to model.safetensors") from error
     raise UserError(f"{directory} has neither model.safetensors nor pytorch_model.bin "
@@ -157,7 +177,7 @@ def export_openai(model: GPT1, directory: Path | str, files: int = 10) -> None:
             array = state[f"h.{layer}.{name}"]
             arrays.append(array.T[None] if is_conv_weight else array)  # Conv1D: (1, in, out)
     flat = np.concatenate([array.reshape(-1) for array in arrays])
-    with atomic_directory(directory) as temporary:
+    with atomic_directory(directory, mark_owner=True) as temporary:
         (temporary / "params_shapes.json").write_text(json.dumps([list(array.shape) for array in arrays]))
         for index, part in enumerate(np.array_split(flat, files)):
             np.save(temporary / f"params_{index}.npy", part)
@@ -214,9 +234,12 @@ def _split_openai_arrays(directory: Path, shapes: list[list[int]]) -> list[np.nd
     parts = []
     while (path := directory / f"params_{len(parts)}.npy").is_file():
         try:
-            parts.append(np.load(path, allow_pickle=False).reshape(-1))
+            part = np.load(path, allow_pickle=False).reshape(-1)
         except ValueError as error:  # object arrays would need unpickling, which could run code
-            raise UserError(f"{path} is not a plain numeric array ({error}); re-download the release") from error
+            raise UserError(f"{path} is not a plain numeric array ({error}); re-download the release") from None
+        if part.dtype.kind not in "fiu":
+            raise UserError(f"{path} holds {part.dtype} values, not numbers; re-download the release's model folder")
+        parts.append(part)
     sizes = [int(np.prod(shape)) for shape in shapes]
     total = sum(part.size for part in parts)
     if total != sum(sizes):

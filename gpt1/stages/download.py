@@ -34,11 +34,15 @@ def run(params: Params, raw: Path = Path("data/raw"), cache_dir: Path | None = N
     for source in wanted:
         members = fetch_source(source, cache_dir, raw, params.data.local_paths)
         log.info("%s: %d file(s) from %s", source.name, len(members), source.archive.label)
-    # Sources no longer selected would otherwise linger in the DVC output.
+    # Sources no longer selected would otherwise linger in the DVC output. Only folders this stage writes (named
+    # after a registered source) are removed; anything else a person put here is left alone.
     keep = {source.name for source in wanted} | {"SOURCES.json"}
-    for stale in sorted(p for p in raw.iterdir() if p.name not in keep):
-        log.info("removing %s (no longer selected)", stale)
-        shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+    for entry in sorted(p for p in raw.iterdir() if p.name not in keep):
+        if entry.name in registry.SOURCES and entry.is_dir() and not entry.is_symlink():
+            log.info("removing %s (no longer selected)", entry)
+            shutil.rmtree(entry)
+        else:
+            log.warning("%s was not written by `gpt1 download`; left in place (move it out of %s)", entry, raw)
     provenance = {
         source.name: {
             "from": source.archive.label,

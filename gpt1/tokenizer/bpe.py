@@ -20,6 +20,7 @@ from tokenizers import Tokenizer, decoders, models, trainers
 
 from gpt1.atomic import atomic_directory
 from gpt1.errors import UserError
+from gpt1.textfiles import read_text
 from gpt1.data.text import clean
 
 log = logging.getLogger(__name__)
@@ -164,7 +165,9 @@ class Gpt1Bpe:
         merges = len(self.merges)
         with atomic_directory(folder) as staging:
             self.hf.save(str(staging / "tokenizer.json"))
-            (staging / f"encoder_bpe_{merges}.json").write_text(json.dumps(self.encoder, ensure_ascii=False))
+            # encoding named: the locale's (latin-1 on some machines) cannot hold every token
+            (staging / f"encoder_bpe_{merges}.json").write_text(json.dumps(self.encoder, ensure_ascii=False),
+                                                                encoding="utf-8")
             lines = ["#version: 0.2"] + [f"{a} {b}" for a, b in self.merges]
             (staging / f"vocab_{merges}.bpe").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -178,10 +181,33 @@ class Gpt1Bpe:
         merges_file = folder / encoders[0].name.replace("encoder_bpe_", "vocab_").replace(".json", ".bpe")
         if not merges_file.exists():
             raise UserError(f"{folder}: {merges_file.name} is missing next to {encoders[0].name}; run `gpt1 bpe`")
-        encoder = json.loads(encoders[0].read_text(encoding="utf-8"))
-        lines = merges_file.read_text(encoding="utf-8").split("\n")[1:]
-        merges = [tuple(line.split(" ", 1)) for line in lines if line]
-        return cls(encoder=encoder, merges=merges)
+        return cls(encoder=_read_encoder(encoders[0]), merges=_read_merges(merges_file))
+
+
+def _read_encoder(path: Path) -> dict[str, int]:
+    """encoder_bpe_<merges>.json: token -> id, ids 0 ... n-1."""
+    try:
+        encoder = json.loads(read_text(path))
+    except json.JSONDecodeError as error:
+        raise UserError(f"{path}: not valid JSON (line {error.lineno}: {error.msg}); re-create it with `gpt1 bpe` "
+                        "or download the released file again") from None
+    if not isinstance(encoder, dict) or sorted(v for v in encoder.values() if isinstance(v, int)) != list(range(len(encoder))):
+        raise UserError(f"{path}: expected a JSON object of tokens to ids 0 ... n-1; re-create it with `gpt1 bpe`")
+    return encoder
+
+
+def _read_merges(path: Path) -> list[tuple[str, str]]:
+    """vocab_<merges>.bpe: a header line, then one merge `a b` per line."""
+    merges = []
+    for number, line in enumerate(read_text(path).split("\n")[1:], start=2):
+        if not line:
+            continue
+        pair = line.split(" ")
+        if len(pair) != 2 or not all(pair):
+            raise UserError(f"{path}:{number}: expected one merge, two symbols separated by a space, found {line!r}; "
+                            "re-create it with `gpt1 bpe` or download the released file again")
+        merges.append((pair[0], pair[1]))
+    return merges
 
 
 def count_words(texts: Iterable[str], already_clean: bool = True) -> Counter:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from gpt1.errors import UserError
 from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe, read_corpus
 
 log = logging.getLogger(__name__)
@@ -25,9 +26,14 @@ def token_dtype(vocab_size: int) -> np.dtype:
 
 
 def load_tokens(folder: Path, split: str) -> np.memmap:
-    """Memory-map a split written by this stage."""
+    """Memory-map a split written by this stage (numpy cannot map an empty file: that is said in one line)."""
     meta = json.loads((Path(folder) / "meta.json").read_text())
-    return np.memmap(Path(folder) / f"{split}.bin", dtype=np.dtype(meta["dtype"]), mode="r")
+    path = Path(folder) / f"{split}.bin"
+    if path.is_file() and path.stat().st_size == 0:
+        raise UserError(f"{path} holds no tokens: the corpus's {split} split is empty; give the corpus more text "
+                        "(data.corpus, data.local_paths.books) or raise data.corpus_val_fraction, then re-run from "
+                        "`gpt1 prepare`")
+    return np.memmap(path, dtype=np.dtype(meta["dtype"]), mode="r")
 
 
 def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype) -> dict:

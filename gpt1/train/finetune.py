@@ -30,6 +30,7 @@ from tqdm import tqdm
 from gpt1.atomic import atomic_directory
 from gpt1.config import Params
 from gpt1.data.task_data import TaskData, load_task_data
+from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
 from gpt1.model.heads import TaskModel, collate
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
@@ -56,6 +57,10 @@ def _batches(count: int, size: int, generator: torch.Generator) -> list[list[int
     return [order[start:start + size] for start in range(0, count, size)]
 
 
+def learning_rate_key(params: Params, variant: str) -> str:
+    return "finetune.no_pretrain_lr" if variant == "no_pretrain" and params.finetune.no_pretrain_lr else "finetune.lr"
+
+
 def learning_rate(params: Params, variant: str) -> float:
     """The randomly initialised Transformer gets its own rate, chosen on dev like `lr`, so that Table 5 compares
     each variant at its best rather than at a rate tuned for pretrained weights."""
@@ -64,14 +69,17 @@ def learning_rate(params: Params, variant: str) -> float:
 
 
 def train(task_model: TaskModel, examples: Sequence[EncodedExample], params: Params, lm_coef: float,
-          seed: int, device: torch.device, lr: float | None = None) -> list[dict[str, float]]:
-    """Fine-tune in place at `lr` (default finetune.lr); returns mean losses per epoch (L3, L2, L1)."""
+          seed: int, device: torch.device, lr: float | None = None, label: str = "fine-tuning",
+          lr_key: str = "finetune.lr") -> list[dict[str, float]]:
+    """Fine-tune in place at `lr` (default finetune.lr); returns mean losses per epoch (L3, L2, L1). A
+    non-finite loss stops it with one line naming `label` and `lr_key` (loop.Diverged)."""
     settings = params.finetune
     per_epoch = math.ceil(len(examples) / settings.batch_size)
     total = per_epoch * settings.epochs
     warmup = math.ceil(settings.warmup_fraction * total)
     state = TrainingState.start(task_model, task_model.parameter_groups(settings.weight_decay), lr or settings.lr,
-                                settings.betas, settings.eps, lambda step: warmup_linear(step, total, warmup))
+                                settings.betas, settings.eps, lambda step: warmup_linear(step, total, warmup),
+                                label=label, knobs=f"{lr_key} (or finetune.grad_clip)")
     autocast = precision.autocast(device, settings.dtype)
     generator = torch.Generator().manual_seed(seed)
     no_lm_loss = torch.zeros(())
@@ -186,11 +194,21 @@ def _write(out_dir: Path, predictions: dict[str, list[dict]], metrics: dict, car
     """The run's folder, whole or not at all (an interrupted multi-seed run leaves complete seeds only)."""
     with atomic_directory(out_dir) as staging:
         for split, rows in predictions.items():
-            (staging / f"predictions_{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+            (staging / f"predictions_{split}.jsonl").write_text("".join(strict_json(r) + "\n" for r in rows))
+        (staging / "metrics.json").write_text(strict_json(metrics, indent=2, sort_keys=True) + "\n")
         (staging / "model_card.md").write_text(card)
         if weights is not None:
             save_task_model(*weights, staging / CHECKPOINT)
+
+
+def strict_json(value, **options) -> str:
+    """JSON as the standard has it: a NaN or infinity (a model that broke in evaluation) stops the run instead of
+    writing a bare NaN that no JSON reader accepts."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError:
+        raise UserError("a prediction or metric is not a finite number (the model's outputs overflowed); nothing "
+                        "was written for this run: lower finetune.lr or use finetune.dtype float32") from None
 
 
 def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfer_layers: int | None = None,
@@ -212,7 +230,9 @@ def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfe
     log.info("%s / %s / seed %d: %d train examples, λ = %g, lr %g, %d-token context", prepared.task, variant, seed,
              len(encoded["train"]), lm_coef, lr, n_ctx)
     built = time.perf_counter()
-    history = train(task_model, encoded["train"], params, lm_coef, seed, device, lr)
+    history = train(task_model, encoded["train"], params, lm_coef, seed, device, lr,
+                    label=f"finetune {prepared.task}/{variant if transfer_layers is None else f'layers{transfer_layers}'}"
+                    f"/seed{seed}", lr_key=learning_rate_key(params, variant))
     trained = time.perf_counter()
     results, predictions = _evaluate(task_model, encoded, prepared)
     metrics = {split: results[split]["metrics"] for split in results}

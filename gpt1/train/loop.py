@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import pickle
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -21,6 +24,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from gpt1.atomic import atomic_path
+from gpt1.errors import UserError
 from gpt1.train import distributed
 
 log = logging.getLogger(__name__)
@@ -32,6 +36,10 @@ def build_optimizer(parameter_groups: list[dict], lr: float, betas: Sequence[flo
                              fused=True)  # one kernel, CUDA and CPU alike
 
 
+class Diverged(UserError):
+    """A non-finite loss or gradient norm: the update was not applied, and the run must stop."""
+
+
 @dataclass
 class TrainingState:
     model: torch.nn.Module
@@ -40,13 +48,18 @@ class TrainingState:
     step: int = 0                  # updates done
     position: int = 0              # how far into its data order the run is (pretraining: sequences consumed)
     history: list[dict[str, Any]] = field(default_factory=list)
+    # For the one line a diverging run stops with: which run, and the settings that usually cause it.
+    label: str = "training"
+    knobs: str = "the learning rate"
 
     @classmethod
     def start(cls, model: torch.nn.Module, parameter_groups: list[dict], lr: float, betas: Sequence[float],
-              eps: float, lr_factor: Callable[[int], float]) -> "TrainingState":
+              eps: float, lr_factor: Callable[[int], float], label: str = "training",
+              knobs: str = "the learning rate") -> "TrainingState":
         """A fresh state: `lr_factor(update)` multiplies `lr` at each update (0-based)."""
         optimizer = build_optimizer(parameter_groups, lr, betas, eps)
-        return cls(model, optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor))
+        return cls(model, optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor), label=label,
+                   knobs=knobs)
 
     @property
     def learning_rate(self) -> float:
@@ -71,11 +84,21 @@ class TrainingState:
             detached = torch.stack([loss.detach().float() for loss in losses])
             sums = detached if sums is None else sums + detached
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), grad_clip)
+        self._stop_if_diverged(sums / count, grad_norm)
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
         return sums / count, grad_norm.item()
+
+    def _stop_if_diverged(self, losses: torch.Tensor, grad_norm: torch.Tensor) -> None:
+        """Checked before the step, so the weights, the optimiser and every saved state stay the last good ones."""
+        if bool(torch.isfinite(losses).all()) and bool(torch.isfinite(grad_norm)):
+            return
+        self.optimizer.zero_grad(set_to_none=True)
+        raise Diverged(f"{self.label}: training diverged at update {self.step + 1} (loss {losses[0].item():g}, "
+                       f"gradient norm {grad_norm.item():g}); nothing of this run was published. Lower {self.knobs} "
+                       "and run it again")
 
     def restore(self, saved: dict[str, Any], runtime: distributed.Runtime) -> None:
         """Continue from `saved` (a `load_state` result): weights, optimiser moments, schedule, counters and,
@@ -103,16 +126,36 @@ def save_state(state: TrainingState, path: Path, signature: str, runtime: distri
         torch.save(saved, temporary)
 
 
-def load_state(path: Path, signature: str) -> dict[str, Any] | None:
-    """The saved state at `path` if it exists, loads safely and was written with the same `signature`."""
+def load_state(path: Path, signature: str) -> tuple[dict[str, Any] | None, str]:
+    """(the saved state at `path`, "resumable") when it exists and was written with the same `signature`; else
+    (None, why): "absent", "foreign" (written with other training settings) or "unreadable" (truncated or not a
+    state: renamed aside by `set_aside`, never deleted). An I/O error stops the run and leaves the file alone."""
     if not path.is_file():
-        return None
+        return None, "absent"
     try:
         saved = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # a truncated or foreign file: torch raises several kinds
-        log.warning("ignoring unreadable resume state %s (%s); starting from scratch", path, error)
-        return None
+    except OSError as error:  # a passing fault (a network file system, a full disk) must not cost the run
+        raise UserError(f"could not read the resume state {path} ({error}); it is kept as it is: fix the cause "
+                        "and run again") from None
+    except (RuntimeError, EOFError, pickle.UnpicklingError, ValueError) as error:  # truncated, or not a state
+        aside = set_aside(path)
+        log.warning("resume state %s is unreadable (%s); kept as %s, starting from scratch", path, error, aside)
+        return None, "unreadable"
     if not isinstance(saved, dict) or saved.get("signature") != signature:
         log.warning("%s was written with other training settings; starting from scratch", path)
+        return None, "foreign"
+    return saved, "resumable"
+
+
+def set_aside(path: Path) -> Path | None:
+    """Rename `path` to `<name>.unreadable-<time>` beside it (kept for a person to look at); None if absent."""
+    if not path.exists():
         return None
-    return saved
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    aside = path.with_name(f"{path.name}.unreadable-{stamp}")
+    count = 1
+    while aside.exists():  # never replace what an earlier fault set aside
+        count += 1
+        aside = path.with_name(f"{path.name}.unreadable-{stamp}-{count}")
+    os.replace(path, aside)
+    return aside

@@ -40,7 +40,7 @@ from gpt1.atomic import atomic_directory, remove_stale_temporaries
 from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplexity, windows_to_batch
 from gpt1.config import Params
 from gpt1.train.distributed import seed_everything
-from gpt1.train.loop import TrainingState, load_state, save_state
+from gpt1.train.loop import TrainingState, load_state, save_state, set_aside
 from gpt1.train.schedules import warmup_cosine
 from gpt1.train.starting_model import model_config
 from gpt1.model.weights import initial_weights
@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 Kind = Literal["transformer", "lstm"]
 RESUME_FILE = "resume.pt"
 STAGING_DIR = "resume-checkpoints"
+LOCK_FILE = "pretrain.lock"
 
 
 # ---- settings derived from params --------------------------------------------------------------------
@@ -79,13 +80,14 @@ def checkpoint_steps(max_steps: int, count: int) -> list[int]:
 
 def run_signature(params: Params, kind: Kind, config: TransformerConfig | LSTMConfig, train_tokens: int) -> str:
     """What a resume checkpoint must match: everything that shapes the training trajectory (not the device,
-    the micro-batch split, evaluation or checkpoint settings)."""
+    the micro-batch split or evaluation settings), and the checkpoint schedule that staged step files follow."""
     p = params.pretrain
     return json.dumps({
         "kind": kind, "config": config.__dict__, "seed": params.seed, "train_tokens": train_tokens,
         "tokens_per_update": p.tokens_per_update, "max_steps": p.steps(kind), "warmup_steps": p.warmup_steps,
         "betas": list(p.betas), "eps": p.eps, "weight_decay": p.weight_decay, "grad_clip": p.grad_clip,
         "max_lr": getattr(p, kind).max_lr, "init_from": p.init_from if kind == "transformer" else None,
+        "checkpoints": p.checkpoints,  # the staged step files follow this schedule
     }, sort_keys=True)
 
 
@@ -136,7 +138,9 @@ class Trainer:
         self.model = self.model.to(runtime.device)
         self.state = TrainingState.start(
             self.model, self.model.parameter_groups(self.p.weight_decay), getattr(self.p, kind).max_lr,
-            self.p.betas, self.p.eps, lambda step: warmup_cosine(step, self.p.warmup_steps, self.max_steps))
+            self.p.betas, self.p.eps, lambda step: warmup_cosine(step, self.p.warmup_steps, self.max_steps),
+            label=f"pretrain {kind}", knobs=f"pretrain.{kind}.max_lr (or pretrain.grad_clip); the last saved state "
+            f"stays in {out_dir / RESUME_FILE}")
         seed_everything(params.seed, runtime.rank)
         self.sampler = WindowSampler(self.train_tokens, self.length, params.seed)
         self.eval_starts = evaluation_starts(self.val_tokens, self.length, self.p.eval_tokens)
@@ -153,11 +157,14 @@ class Trainer:
                 self.train_model, device_ids=[runtime.device.index] if runtime.device.type == "cuda" else None)
 
     def _resume(self) -> int:
-        saved = load_state(self.resume_path, self.signature)
+        saved, status = load_state(self.resume_path, self.signature)
         if saved is None:
             if self.runtime.is_main:  # checkpoints of an abandoned run must not mix with this one's
+                if status == "unreadable":  # kept beside the state it belongs to, which load_state set aside
+                    set_aside(self.staging)
                 shutil.rmtree(self.staging, ignore_errors=True)
-                self.resume_path.unlink(missing_ok=True)
+                if status == "foreign":  # ours, written with other settings: it can never be resumed
+                    self.resume_path.unlink(missing_ok=True)
             distributed.barrier(self.runtime)
             return 0
         self.state.restore(saved, self.runtime)
