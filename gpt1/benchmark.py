@@ -5,13 +5,14 @@ precision, thread count and device. One timed "step" is forward + loss + backwar
 optimizer step + zero_grad, synchronised on CUDA. The two models are timed in alternating rounds after a
 warm-up, so a slow patch of a shared machine hits both; the reported figure is the median round.
 
-Each result also carries the GPU yardstick of the paper's throughput anchors (gpt1.train.flops.flops_per_token:
-6 N + 12 L d T per token) as achieved TFLOP/s and MFU against H100 dense bf16 (989 TFLOP/s).
+Each result carries two yardsticks for the achieved FLOP rate (gpt1.train.flops.flops_per_token: 6 N + 12 L d T
+per token): the machine's own matrix product, measured in the same process at the same precision and thread
+count (2048³ on a CPU, 8192³ on a GPU; the median of several), so that "fraction of matmul" means the same on
+every machine; and, on a GPU, MFU against H100 dense bf16 (989 TFLOP/s).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import statistics
@@ -70,6 +71,17 @@ def _time(step: Callable[[], None], steps: int, device: torch.device) -> float:
     return time.perf_counter() - started
 
 
+def matmul_throughput(device: torch.device, dtype: torch.dtype, repeats: int = 5) -> tuple[int, float]:
+    """(size, FLOP/s) of one square matrix product on `device` at `dtype`: the median of `repeats` after a warm-up."""
+    size = 8192 if device.type == "cuda" else 2048
+    generator = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(size, size, generator=generator).to(device=device, dtype=dtype) for _ in range(2))
+    product = lambda: torch.mm(a, b)  # noqa: E731
+    _time(product, 2, device)
+    seconds = statistics.median(_time(product, 3, device) / 3 for _ in range(repeats))
+    return size, 2 * size**3 / seconds
+
+
 def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 5, warmup: int = 2,
                   rounds: int = 5, device: str = "cpu", compile: bool = False, seed: int = 0,
                   threads: int | None = None, dtype: str = "auto") -> dict:
@@ -105,18 +117,30 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
         for name in order:
             seconds[name].append(_time(steps_by_name[name], steps, device_))
     tokens_per_step = batch * seq
+    size, matmul_flops = matmul_throughput(device_, torch.bfloat16 if bf16 else torch.float32)
     result: dict = {"config": {**config.__dict__}, "batch": batch, "seq": seq, "steps": steps, "rounds": rounds,
                     "device": str(device_), "threads": torch.get_num_threads(), "compile": compile,
-                    "precision": "bf16 autocast" if bf16 else "fp32"}
+                    "precision": "bf16 autocast" if bf16 else "fp32", "cpu_capability": cpu_capability(),
+                    "matmul": {"size": size, "tflops": matmul_flops / 1e12}}
     for name, values in seconds.items():
         tokens_per_second = tokens_per_step * steps / statistics.median(values)
         result[name] = {"tokens_per_second": tokens_per_second,
                         "rounds_tokens_per_second": [tokens_per_step * steps / value for value in values],
                         "achieved_tflops": tokens_per_second * per_token / 1e12,
+                        "fraction_of_matmul": tokens_per_second * per_token / matmul_flops,
                         "mfu_h100_bf16": model_flops_utilisation(tokens_per_second, per_token)}
     result["flops_per_token"] = per_token
     result["ratio"] = result["gpt1"]["tokens_per_second"] / result["transformers"]["tokens_per_second"]
     return result
+
+
+def cpu_capability() -> str:
+    """ATen's kernel level (AVX2, AVX512, ...; ATEN_CPU_CAPABILITY lowers it) and the CPU's own vector flags."""
+    flags = set()
+    with contextlib.suppress(OSError):
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    shown = [flag for flag in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if flag in flags]
+    return f"{torch.backends.cpu.get_cpu_capability()} kernels; CPU flags {' '.join(shown) or 'unknown'}"
 
 
 def default_configs(model_params, vocab_size: int) -> dict[str, TransformerConfig]:
@@ -136,7 +160,9 @@ def format_result(name: str, result: dict) -> str:
     line = (f"{name}: L{result['config']['n_layer']} d{result['config']['d_model']} T{result['seq']} "
             f"B{result['batch']} {result['precision']} on {result['device']} ({result['threads']} threads): "
             f"gpt1 {ours['tokens_per_second']:,.0f} tok/s, transformers {reference['tokens_per_second']:,.0f} "
-            f"tok/s, ratio {result['ratio']:.2f}x")
+            f"tok/s, ratio {result['ratio']:.2f}x; gpt1 {ours['achieved_tflops'] * 1e3:,.0f} GFLOP/s = "
+            f"{ours['fraction_of_matmul']:.0%} of this machine's {result['matmul']['size']}³ matmul "
+            f"({result['matmul']['tflops'] * 1e3:,.0f} GFLOP/s), transformers {reference['fraction_of_matmul']:.0%}")
     if result["device"].startswith("cuda"):
         line += f", gpt1 MFU {ours['mfu_h100_bf16']:.1%} (H100 bf16 peak)"
     return line
@@ -157,32 +183,9 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
         results[name] = run_benchmark(config, micro_batch, config.n_positions, steps, warmup, rounds,
                                       device=device, compile=compile, threads=threads, dtype=dtype)
         print(format_result(name, results[name]), flush=True)
+    if results:
+        print(f"({next(iter(results.values()))['cpu_capability']})", flush=True)
     if output is not None:
         Path(output).parent.mkdir(parents=True, exist_ok=True)
         Path(output).write_text(json.dumps(results, indent=2) + "\n")
     return results
-
-
-def _cli(argv: list[str] | None = None) -> None:
-    """`python -m gpt1.benchmark` without the gpt1 CLI wiring."""
-    from gpt1.config import load_params
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--params", default="params.yaml")
-    parser.add_argument("--config", action="append", choices=["default", "mid"])
-    parser.add_argument("--batch", type=int)
-    parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--compile", action="store_true")
-    parser.add_argument("--threads", type=int, help="CPU threads for both models (default: torch's)")
-    parser.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default="auto")
-    parser.add_argument("--output", help="also write the results as JSON here")
-    args = parser.parse_args(argv)
-    main(load_params(args.params), args.config, args.batch, args.steps, args.warmup, args.rounds, args.device,
-         args.compile, output=args.output, threads=args.threads, dtype=args.dtype)
-
-
-if __name__ == "__main__":
-    _cli()

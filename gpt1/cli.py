@@ -29,8 +29,9 @@ def _profile(args, params) -> None:
 def _benchmark(args, params) -> None:
     from gpt1 import benchmark
 
-    benchmark.main(params, configs=args.configs, steps=args.steps, rounds=args.rounds, device=args.device,
-                   compile=args.compile, threads=args.threads, dtype=args.dtype)
+    benchmark.main(params, configs=args.configs, batch=args.batch, steps=args.steps, rounds=args.rounds,
+                   device=args.device, compile=args.compile, threads=args.threads, dtype=args.dtype,
+                   output=args.output)
 
 
 def _import_weights(args, params) -> None:
@@ -150,7 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("pretrain", "finetune", "layer-transfer"):
         stage_module(name).add_arguments(parsers[name])
     bench = parsers["benchmark"]
-    bench.add_argument("--configs", nargs="+", default=None, help="named configs (default: default mid)")
+    bench.add_argument("--configs", nargs="+", choices=["default", "mid"], default=None,
+                       help="named configs (default: default mid)")
+    bench.add_argument("--batch", type=int, default=None, help="sequences per step (default: pretrain.micro_batch_size)")
     bench.add_argument("--steps", type=int, default=5, help="timed steps per round")
     bench.add_argument("--rounds", type=int, default=5, help="interleaved rounds per model")
     bench.add_argument("--device", default="auto")
@@ -158,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--threads", type=int, default=None, help="torch CPU threads for both models")
     bench.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default="auto",
                        help="autocast for both models (auto: bf16 on CUDA, fp32 on CPU)")
+    bench.add_argument("--output", type=Path, default=None, help="also write the results as JSON here")
     parsers["profile"].add_argument("files", type=Path, nargs="+", help="profiles, e.g. profiles/paper.yaml")
     parsers["profile"].add_argument("--yaml", action="store_true", help="print the composed parameters instead")
     importer = parsers["import-weights"]

@@ -257,6 +257,12 @@ def test_benchmark_times_both_models_on_the_same_batch():
     assert result["ratio"] == pytest.approx(result["gpt1"]["tokens_per_second"]
                                             / result["transformers"]["tokens_per_second"])
     assert result["flops_per_token"] == flops_per_token(build_model("transformer", config).num_parameters(), 1, 32, 16)
+    # the machine's own matmul, measured beside them, is the yardstick the fraction is taken of
+    assert result["matmul"]["size"] == 2048 and result["matmul"]["tflops"] > 0
+    for name in ("gpt1", "transformers"):
+        assert result[name]["fraction_of_matmul"] == pytest.approx(
+            result[name]["achieved_tflops"] / result["matmul"]["tflops"])
+    assert result["cpu_capability"].split()[0] in ("DEFAULT", "AVX2", "AVX512", "ZVECTOR", "NO AVX")
 
 
 def test_init_from_released_weights_without_training(tmp_path):
