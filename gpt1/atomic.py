@@ -9,6 +9,7 @@ SIGKILL costs disk space only until the stage that owns the target runs again.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import shutil
 import tempfile
@@ -31,21 +32,18 @@ DIR_MODE = 0o777 & ~_umask()
 OWNER_MARKER = ".gpt1-output"
 
 
-def _temporaries_of(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(f".{glob_escape(path.name)}.*.tmp"))
-
-
-def glob_escape(name: str) -> str:
-    return "".join(f"[{char}]" if char in "*?[]" else char for char in name)
-
-
-def remove_leftovers(path: Path | str) -> None:
-    """Remove the temporaries that killed atomic writes to `path` left beside it (only those: `.<name>.*.tmp`)."""
-    for temporary in _temporaries_of(Path(path)):
+def _remove_temporaries(folder: Path, pattern: str) -> None:
+    for temporary in folder.glob(pattern):
         if temporary.is_dir() and not temporary.is_symlink():
             shutil.rmtree(temporary, ignore_errors=True)
         else:
             temporary.unlink(missing_ok=True)
+
+
+def remove_leftovers(path: Path | str) -> None:
+    """Remove the temporaries that killed atomic writes to `path` left beside it (only those: `.<name>.*.tmp`)."""
+    path = Path(path)
+    _remove_temporaries(path.parent, f".{glob.escape(path.name)}.*.tmp")
 
 
 @contextlib.contextmanager
@@ -130,11 +128,7 @@ def claim_file(path: Path | str, force: bool, is_ours: Callable[[Path], bool], w
 def remove_stale_temporaries(folder: Path | str) -> None:
     """Remove every temporary (`.*.tmp`) that killed atomic writes left in `folder`, a folder the program owns
     whole (a run's staging folder); elsewhere use `remove_leftovers`, which touches one target's only."""
-    for temporary in Path(folder).glob(".*.tmp"):
-        if temporary.is_dir() and not temporary.is_symlink():
-            shutil.rmtree(temporary, ignore_errors=True)
-        else:
-            temporary.unlink(missing_ok=True)
+    _remove_temporaries(Path(folder), ".*.tmp")
 
 
 @contextlib.contextmanager
