@@ -43,3 +43,18 @@ def test_bf16_input_stays_bf16():
 def test_rate_outside_range_is_rejected():
     with pytest.raises(ValueError, match=r"outside \[0, 1\)"):
         dropout(torch.ones(4), 1.0, training=True)
+
+
+def test_float32_path_gives_the_bits_of_mask_times_scale():
+    """The fp32 path multiplies by a pre-scaled mask: the same bits as (x * keep) * scale, forward and backward."""
+    x = torch.randn(4, 257, requires_grad=True)
+    torch.manual_seed(3)
+    out = dropout(x, 0.1, training=True)
+    out.backward(torch.ones_like(out))
+    torch.manual_seed(3)
+    dropped_levels = round(0.1 * 65536)
+    draws = torch.randint(-(1 << 63), (1 << 63) - 1, ((x.numel() + 3) // 4,), dtype=torch.int64)
+    keep = draws.view(torch.int16)[: x.numel()].view(x.shape) >= dropped_levels - (1 << 15)
+    scale = 65536 / (65536 - dropped_levels)
+    assert torch.equal(out.detach(), x.detach() * keep * scale)
+    assert torch.equal(x.grad, torch.ones_like(x) * scale * keep)

@@ -29,7 +29,11 @@ def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
     dropped_levels = round(p * _LEVELS)
     draws = torch.randint(-(1 << 63), (1 << 63) - 1, ((x.numel() + 3) // 4,), dtype=torch.int64)
     keep = draws.view(torch.int16)[: x.numel()].view(x.shape) >= dropped_levels - (1 << 15)
-    return x * keep * (_LEVELS / (_LEVELS - dropped_levels))
+    scale = _LEVELS / (_LEVELS - dropped_levels)
+    if x.dtype == torch.float32:
+        # One multiplication by a scaled mask (the same bits as x * keep * scale, and one op in backward too).
+        return x * keep.to(x.dtype).mul_(scale)
+    return x * keep * scale  # bf16: a scaled bf16 mask would round the scale itself
 
 
 class Dropout(nn.Module):

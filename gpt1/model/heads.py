@@ -64,6 +64,51 @@ def collate(examples: Sequence[EncodedExample], regression: bool) -> Batch:
     )
 
 
+# What one more forward pass costs, in padded tokens' worth of work: running a batch's sequences as a few
+# groups of similar length saves padding (a third of a fine-tuning batch's tokens, were it one block) but
+# pays each pass's fixed costs again.
+PASS_COST_TOKENS = 64
+
+
+def length_groups(lengths: Sequence[int], pass_cost: int = PASS_COST_TOKENS) -> list[list[int]]:
+    """Rows grouped by length so that padded tokens plus `pass_cost` per group are fewest: the optimal
+    split of the rows sorted by length into consecutive groups (dynamic programming; ties keep fewer groups).
+    Depends on the lengths alone, so a batch is always split the same way."""
+    order = sorted(range(len(lengths)), key=lambda row: (lengths[row], row))
+    best = [0] + [None] * len(order)  # best[i]: cost of the i shortest rows
+    cut = [0] * (len(order) + 1)
+    for end in range(1, len(order) + 1):
+        for start in range(end):
+            cost = best[start] + (end - start) * lengths[order[end - 1]] + pass_cost
+            if best[end] is None or cost < best[end]:
+                best[end], cut[end] = cost, start
+    groups, end = [], len(order)
+    while end > 0:
+        groups.append(order[cut[end]:end])
+        end = cut[end]
+    return groups[::-1]
+
+
+def hidden_states(model: LanguageModel, batch: "Batch") -> torch.Tensor:
+    """`model.hidden_states` of a right-padded batch, run as length groups (`length_groups`). Both models are
+    causal, so a sequence's states do not depend on the padding after it: grouping changes the work, not the
+    result (up to rounding; dropout masks are drawn per group). Padded positions hold zeros."""
+    lengths = batch.lengths.tolist()
+    # The LSTM's time steps run one after another whatever the rows: fewer rows per pass barely save time.
+    groups = length_groups(lengths) if model.kind == "transformer" else [list(range(len(lengths)))]
+    if len(groups) == 1:
+        return model.hidden_states(batch.input_ids)
+    states = None
+    for rows in groups:
+        longest = max(lengths[row] for row in rows)
+        index = torch.tensor(rows, device=batch.input_ids.device)
+        part = model.hidden_states(batch.input_ids[index, :longest])
+        if states is None:
+            states = part.new_zeros(batch.input_ids.shape + part.shape[-1:])
+        states[index, :longest] = part
+    return states
+
+
 def hidden_size(model: LanguageModel) -> int:
     """Width of `hidden_states`: d_model for the Transformer, d_hidden for the LSTM."""
     return model.config.d_model if model.kind == "transformer" else model.config.d_hidden
@@ -128,7 +173,7 @@ class TaskModel(nn.Module):
 
     def forward(self, batch: Batch, with_lm: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Scores (B, classes), (B,) for regression, or (B, candidates); and the LM loss if asked."""
-        hidden = self.language_model.hidden_states(batch.input_ids)
+        hidden = hidden_states(self.language_model, batch)
         extract = hidden[torch.arange(hidden.shape[0], device=hidden.device), batch.lengths - 1]
         examples = batch.labels.shape[0]
         if self.family == "multiple_choice":

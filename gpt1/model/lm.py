@@ -133,16 +133,17 @@ class CausalSelfAttention(nn.Module):
         query, key, value = self.c_attn(x).split(width, dim=2)
         query, key, value = (t.view(batch, length, self.n_head, -1).transpose(1, 2) for t in (query, key, value))
         if self.training and self.attn_dropout > 0 and x.device.type == "cpu":
-            # SDPA has no fused CPU kernel with dropout (it runs these same steps); spelling them out lets
-            # the attention probabilities use the cheap CPU dropout masks.
-            scores = (query @ key.transpose(-2, -1)) * (query.shape[-1] ** -0.5)
-            future = torch.ones(length, length, dtype=torch.bool, device=x.device).triu(1)
-            probabilities = scores.masked_fill(future, float("-inf")).softmax(dim=-1)
-            out = dropout(probabilities, self.attn_dropout, training=True).to(value.dtype) @ value
+            # SDPA has no fused CPU kernel with dropout (it runs these same steps): spelled out, the probabilities
+            # use the cheap CPU dropout masks, and one baddbmm scales the scores and adds the causal mask.
+            head_width = query.shape[-1]
+            query, key, value = (t.reshape(-1, length, head_width) for t in (query, key, value))
+            future = torch.full((length, length), float("-inf"), device=x.device, dtype=query.dtype).triu(1)
+            scores = torch.baddbmm(future, query, key.transpose(1, 2), alpha=head_width ** -0.5)
+            out = dropout(scores.softmax(dim=-1), self.attn_dropout, training=True).to(value.dtype) @ value
+            out = out.view(batch, self.n_head, length, head_width)
         else:
-            out = F.scaled_dot_product_attention(
-                query, key, value, is_causal=True, dropout_p=self.attn_dropout if self.training else 0.0
-            )
+            out = F.scaled_dot_product_attention(query, key, value, is_causal=True,
+                                                 dropout_p=self.attn_dropout if self.training else 0.0)
         out = out.transpose(1, 2).contiguous().view(batch, length, width)
         return self.resid_dropout(self.c_proj(out))
 
