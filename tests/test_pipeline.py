@@ -206,3 +206,47 @@ def test_committing_the_results_fills_dvc_exp_shows_baseline_row(dvc_repo):
     assert "results/metrics.json" in metrics, sorted(metrics)
     average = metrics["results/metrics.json"]["data"]["average"]
     assert {"full", "no_pretrain", "no_aux_lm", "lstm"} <= set(average)
+
+
+def _git(*arguments: str, cwd: Path) -> None:
+    subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@example.com", *arguments], cwd=cwd,
+                   check=True, capture_output=True)
+
+
+def _stages_run(output: str) -> set[str]:
+    return {line.split("'")[1] for line in output.splitlines() if line.startswith("Running stage")}
+
+
+def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dvc_repo, tmp_path):
+    """README "Share a trained model": one machine runs and pushes to a DVC remote (a local folder here; S3, GCS,
+    SSH take the same commands) and its commits to a git remote; a second clone pulls, has nothing to re-run, and
+    an experiment on a fine-tuning setting re-runs fine-tuning and what follows only, from the pulled weights.
+    The experiment travels back through the git remote with `dvc exp push` / `dvc exp pull`."""
+    dvc, remote, origin = str(BIN / "dvc"), tmp_path / "dvc-remote", tmp_path / "origin.git"
+    _run([dvc, "remote", "add", "-d", "shared", str(remote)], dvc_repo)
+    _git("add", "-A", cwd=dvc_repo)
+    _git("commit", "-qm", "results and the shared remote", "--allow-empty", cwd=dvc_repo)
+    _run([dvc, "push"], dvc_repo)
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    _git("push", "-q", str(origin), "HEAD:refs/heads/main", cwd=dvc_repo)
+    _git("remote", "add", "origin", str(origin), cwd=dvc_repo)
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "-b", "main", str(origin), str(clone)], check=True)
+    _run([dvc, "pull"], clone)
+    for pulled in ("data/raw", "data/tasks", "data/bpe", "data/pretrain/transformer/model.safetensors",
+                   "results/finetune"):
+        assert (clone / pulled).exists(), pulled
+    assert _stages_run(_run([dvc, "repro"], clone)) == {"user_files"}
+
+    output = _run([dvc, "exp", "run", "-S", "finetune.lr=0.002", "-n", "higher-lr"], clone)
+    ran = _stages_run(output)
+    assert any(stage.startswith("finetune@") for stage in ran), output
+    assert all(stage.split("@")[0] in {"user_files", "finetune", "layer_transfer", "evaluate", "ablation",
+                                       "layer_figure"} for stage in ran), sorted(ran)
+
+    _run([dvc, "exp", "push", "origin", "higher-lr"], clone)
+    _run([dvc, "exp", "pull", "origin", "higher-lr"], dvc_repo)
+    listed = subprocess.run([dvc, "exp", "list", "--name-only"], cwd=dvc_repo, capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert "higher-lr" in listed, listed
