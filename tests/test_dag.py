@@ -168,9 +168,19 @@ def test_top_level_plots_name_the_columns_dvclive_writes():
     """DVCLive writes <metric>.tsv with the columns step and the metric's last name (`loss`, not `val/loss`);
     a y field it does not write leaves `dvc plots show` without the curve (it only warns)."""
     plots = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
-    curves = [entry for plot in plots if isinstance(plot, dict) for entry in plot.values()]
+    curves = [entry for plot in plots if isinstance(plot, dict) for entry in plot.values()
+              if all(path.endswith(".tsv") for path in entry["y"])]
     assert curves
     for curve in curves:
         assert curve["x"] == "step"
         for path, field in curve["y"].items():
             assert path.startswith("results/pretrain/") and field == Path(path).stem, (path, field)
+
+
+def test_the_table5_plot_reads_columns_the_ablation_table_has():
+    """Table 5's averages as a bar chart: method and avg are the first columns `gpt1 ablation` writes."""
+    plots = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
+    (bars,) = [entry for plot in plots if isinstance(plot, dict) for entry in plot.values()
+               if entry.get("template") == "bar_horizontal"]
+    assert bars["y"] == {"results/ablation.csv": "method"} and bars["x"] == "avg"
+    assert (ROOT / "docs/results/ablation.csv").read_text().splitlines()[0].startswith("method,avg,")

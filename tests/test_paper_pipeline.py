@@ -108,6 +108,19 @@ def test_every_command_got_the_profiles(paper_run):
     assert all(command.startswith(f"gpt1 {flags} ") for command in commands), sorted(commands)
 
 
+def test_the_report_gathers_the_tables_figures_and_run_times(paper_run, tmp_path):
+    """`snakemake --report` after the run: one HTML file with Table 5, Figure 2 and the pretraining summaries
+    (marked with report() in workflow/Snakefile) and each job's run time."""
+    page = tmp_path / "report.html"
+    # --cores: a training rule's threads are "every core", which Snakemake must know even to draw the report
+    _run([str(BIN / "snakemake"), "--cores", "1", "--report", str(page), "--configfile", *paper_run.profiles],
+         paper_run.root)
+    html = page.read_text(encoding="utf-8")
+    for name in ("ablation.csv", "ablation_intervals.csv", "layer_transfer.png", "zero_shot.png", "Table 5",
+                 "Figure 2", "Pretraining", "finetune"):
+        assert name in html, name
+
+
 def test_a_rewritten_book_reruns_the_pipeline_from_its_fingerprint(paper_run):
     """Snakemake takes the registered books as the user_files rule's inputs: unchanged, nothing is planned; a
     rewritten book plans user_files and, through its fingerprint, download and what follows. (Runs last: it

@@ -184,6 +184,16 @@ def test_figures_are_drawn(dvc_repo):
         assert len(set(map(tuple, pixels.reshape(-1, pixels.shape[-1]).round(2)))) > 10, figure  # not blank
 
 
+def test_dvc_plots_draws_table5_the_curves_and_each_figure_once(dvc_repo):
+    shown = json.loads(subprocess.run([str(BIN / "dvc"), "plots", "show", "--json"], cwd=dvc_repo, check=True,
+                                      capture_output=True, text=True).stdout)["data"]
+    table = next(plots for name, plots in shown.items() if name.startswith("Table 5"))
+    assert [row["method"] for row in table[0]["content"]["data"]["values"]] == ["full", "no_pretrain", "no_aux_lm",
+                                                                                 "lstm"]
+    assert {"Pretraining validation loss", "results/zero_shot.png", "results/layer_transfer.png"} <= set(shown)
+    assert len(shown["results/zero_shot.png"]) == 1 and len(shown["results/layer_transfer.png"]) == 1
+
+
 def test_second_dvc_repro_does_nothing(dvc_repo):
     """Only user_files runs (always_changed: it fingerprints the files behind params' paths); with its
     fingerprints unchanged, no other stage does."""
