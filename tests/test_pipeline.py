@@ -35,6 +35,11 @@ def _tiny_params() -> dict:
     return compose_raw(ROOT / "params.yaml", [ROOT / path for path in TINY])[0]
 
 
+def _git(*arguments: str, cwd: Path) -> None:
+    subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@example.com", *arguments], cwd=cwd,
+                   check=True, capture_output=True)
+
+
 def _fresh_copy(destination: Path) -> Path:
     """The working tree's tracked files in a new git repository with one commit, like a clone."""
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -42,9 +47,8 @@ def _fresh_copy(destination: Path) -> Path:
         if (ROOT / name).is_file():
             (destination / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, destination / name)
-    for command in (["git", "init", "-q"], ["git", "add", "-A"],
-                    ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-qm", "tiny"]):
-        subprocess.run(command, cwd=destination, check=True)
+    for arguments in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "tiny"]):
+        _git(*arguments, cwd=destination)
     return destination
 
 
@@ -205,9 +209,8 @@ def test_second_dvc_repro_does_nothing(dvc_repo):
 def test_committing_the_results_fills_dvc_exp_shows_baseline_row(dvc_repo):
     """Nothing under results/ comes committed (Snakemake would take it as built); a user who ran the pipeline
     commits what it wrote and `dvc exp show` compares experiments against that row. (Runs last: it commits.)"""
-    for command in (["git", "add", "-A"],
-                    ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-qm", "run"]):
-        subprocess.run(command, cwd=dvc_repo, check=True)
+    _git("add", "-A", cwd=dvc_repo)
+    _git("commit", "-qm", "run", cwd=dvc_repo)
     shown = json.loads(subprocess.run([str(BIN / "dvc"), "exp", "show", "--json"], cwd=dvc_repo, capture_output=True,
                                       text=True, check=True, env={**os.environ, "PATH": f"{BIN}{os.pathsep}"
                                                                   f"{os.environ['PATH']}"}).stdout)
@@ -216,11 +219,6 @@ def test_committing_the_results_fills_dvc_exp_shows_baseline_row(dvc_repo):
     assert "results/metrics.json" in metrics, sorted(metrics)
     average = metrics["results/metrics.json"]["data"]["average"]
     assert {"full", "no_pretrain", "no_aux_lm", "lstm"} <= set(average)
-
-
-def _git(*arguments: str, cwd: Path) -> None:
-    subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@example.com", *arguments], cwd=cwd,
-                   check=True, capture_output=True)
 
 
 def _stages_run(output: str) -> set[str]:
