@@ -13,11 +13,10 @@ import logging
 import sys
 from pathlib import Path
 
+from gpt1 import layout
 from gpt1.config import load_params
 from gpt1.params_files import DEFAULT_PARAMS
 from gpt1.errors import UserError
-
-LOG_DIR = Path("logs")
 
 
 def _profile(args, params) -> None:
@@ -115,15 +114,9 @@ def stage_module(command: str):
 
 
 def log_path(args) -> Path:
-    """One log per job, so parallel jobs never share a file (the Snakefile's `log:` uses the same names)."""
-    if args.stage == "pretrain":
-        return LOG_DIR / "pretrain" / f"{args.model}.log"
-    if args.stage in ("finetune", "layer-transfer"):
-        run = (LOG_DIR / "finetune" / args.task / args.variant if args.stage == "finetune"
-               else LOG_DIR / "layer_transfer" / args.task / f"layers{args.layers}")
-        # A one-off `--seed` run gets its own file, so it never overwrites the log of the stage's run.
-        return run.with_name(f"{run.name}.log") if args.seed is None else run / f"seed{args.seed}.log"
-    return LOG_DIR / f"{args.stage}.log"
+    """The job's log file (gpt1/layout.py), from its command-line arguments."""
+    return layout.job_log(args.stage, **{name: getattr(args, name, None)
+                                         for name in ("task", "variant", "layers", "model", "seed")})
 
 
 def _configure_logging(args) -> None:

@@ -9,27 +9,20 @@ attributes (`params.bpe.merges`), never raw dict keys.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional, Sequence, get_args
+from typing import Annotated, Any, Literal, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from gpt1.errors import UserError
+from gpt1.layout import PIPELINE_FOLDERS
+from gpt1.methods import METHODS
 from gpt1.params_files import DEFAULT_PARAMS, compose_raw
-
-Variant = Literal["full", "no_pretrain", "no_aux_lm", "lstm"]  # Table 5's methods
-VARIANTS: tuple[str, ...] = get_args(Variant)
 
 
 # Adam's decay rates: 1 would never forget, below 0 is meaningless; eps must be a finite positive number.
 Beta = Annotated[float, Field(ge=0, lt=1)]
 AdamEps = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 Seed = Annotated[StrictInt, Field(ge=0, le=2**64 - 1)]  # strict: `true` is not seed 1; torch takes 64 bits
-# Folders the pipeline writes and replaces whole (DVC removes a stage's outputs before running it): a user's own
-# files (data.local_paths) must live elsewhere.
-PIPELINE_FOLDERS = ("data/raw", "data/corpus", "data/tasks", "data/bpe", "data/tokens", "data/pretrain",
-                    "data/user_files", "results")
-
-
 def _distinct(values: list) -> list:
     repeated = sorted({value for value in values if values.count(value) > 1})
     if repeated:
@@ -63,8 +56,8 @@ class DataParams(Section):
     task_dev_fraction: float = Field(gt=0, lt=0.5)
     task_test_fraction: float = Field(gt=0, lt=0.5)
     min_dedup_chars: int = Field(ge=0, description="paragraphs at least this long are deduplicated")
-    local_paths: dict[str, Optional[str]] = Field(default_factory=dict)
-    mirrors: dict[str, MirrorParams] = Field(default_factory=dict, description="source name -> another copy")
+    local_paths: dict[str, Optional[str]]
+    mirrors: dict[str, MirrorParams] = Field(description="source name -> another copy")
 
     @field_validator("mirrors")
     @classmethod
@@ -113,7 +106,7 @@ class DataParams(Section):
 class BpeParams(Section):
     merges: int = Field(ge=1, le=65_000, description="number of BPE merges (40,000 in the paper)")
     import_from: Optional[str] = Field(
-        default=None, description="folder with released encoder_bpe_<merges>.json + vocab_<merges>.bpe to use "
+        description="folder with released encoder_bpe_<merges>.json + vocab_<merges>.bpe to use "
         "instead of training (needed with pretrain.init_from released weights)")
 
 
@@ -154,24 +147,24 @@ class OptimiserParams(Section):
 
 
 class PretrainParams(Section):
-    device: Literal["auto", "cpu", "cuda"] = "auto"
+    device: Literal["auto", "cpu", "cuda"]
     # auto: bf16 autocast where the hardware has native bf16 (CUDA, AVX512-BF16/AMX CPUs), else fp32
-    dtype: Literal["auto", "float32", "bfloat16"] = "auto"
-    compile: bool = False
+    dtype: Literal["auto", "float32", "bfloat16"]
+    compile: bool
     micro_batch_size: int = Field(ge=1, description="sequences per forward pass on one device")
     tokens_per_update: int = Field(ge=1, description="tokens per optimizer step, all devices and accumulation")
     max_steps: int = Field(ge=0, description="0: no training, only with init_from (use released weights as they are)")
     warmup_steps: int = Field(ge=0)
-    betas: tuple[Beta, Beta] = (0.9, 0.999)
-    eps: AdamEps = 1e-8
+    betas: tuple[Beta, Beta]
+    eps: AdamEps
     weight_decay: float = Field(ge=0)
     grad_clip: float = Field(gt=0)
     eval_interval: int = Field(ge=1)
     eval_tokens: int = Field(ge=1)
     checkpoints: int = Field(ge=1, description="log-spaced checkpoints kept for the zero-shot analysis")
-    save_interval: int = Field(ge=1, default=100, description="updates between resume checkpoints (resume.pt)")
+    save_interval: int = Field(ge=1, description="updates between resume checkpoints (resume.pt)")
     init_from: Optional[str] = Field(
-        default=None, description="start the Transformer from these weights: released GPT-1 (an HF folder, or "
+        description="start the Transformer from these weights: released GPT-1 (an HF folder, or "
         "OpenAI's params_shapes.json + params_*.npy) or a gpt1 .safetensors checkpoint")
     transformer: OptimiserParams
     lstm: OptimiserParams
@@ -184,28 +177,35 @@ class PretrainParams(Section):
 class FinetuneParams(Section):
     """The paper: lr 6.25e-5, batch 32, 3 epochs, warmup 0.2 % then linear decay, λ 0.5, dropout 0.1."""
 
-    variants: list[Variant] = Field(min_length=1)
+    variants: list[str] = Field(min_length=1, description="Table 5's methods (gpt1/methods.py)")
     seeds: list[Seed] = Field(min_length=1)
 
     _seeds_distinct = field_validator("seeds")(_distinct)
+
+    @field_validator("variants")
+    @classmethod
+    def _registered_methods(cls, names: list[str]) -> list[str]:
+        if any(name not in METHODS for name in names) or len(set(names)) != len(names):
+            raise ValueError(f"each a method of gpt1/methods.py, once: {', '.join(METHODS)}")
+        return names
     lr: float = Field(gt=0, lt=1)
-    no_pretrain_lr: Optional[float] = Field(default=None, gt=0, lt=1,
+    no_pretrain_lr: Optional[float] = Field(gt=0, lt=1,
                                             description="the no_pretrain variant's rate (None: finetune.lr)")
     batch_size: int = Field(ge=1)
     epochs: int = Field(ge=1)
     warmup_fraction: float = Field(ge=0, lt=1)
     lm_coef: float = Field(ge=0, description="λ of the auxiliary LM loss; the no_aux_lm variant uses 0")
     classifier_dropout: float = Field(ge=0, lt=1)
-    betas: tuple[Beta, Beta] = (0.9, 0.999)
-    eps: AdamEps = 1e-8
+    betas: tuple[Beta, Beta]
+    eps: AdamEps
     weight_decay: float = Field(ge=0)
     grad_clip: float = Field(gt=0)
     max_train_examples: Optional[int] = Field(ge=1, description="seeded subsample of train (None: all)")
     max_eval_examples: Optional[int] = Field(ge=1, description="seeded sample of dev/test, kept in file order (None: all)")
-    device: Literal["auto", "cpu", "cuda"] = "auto"
+    device: Literal["auto", "cpu", "cuda"]
     # auto: bf16 autocast where the hardware has native bf16 (CUDA, or a CPU with AVX512-BF16/AMX, where it
     # is ~2x faster than fp32), else fp32
-    dtype: Literal["auto", "float32", "bfloat16"] = "auto"
+    dtype: Literal["auto", "float32", "bfloat16"]
 
 
 class AnalysisParams(Section):

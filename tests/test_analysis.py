@@ -63,7 +63,7 @@ def _write_predictions(root, values):
 def test_findings_are_computed_verdicts_with_intervals(tmp_path):
     values = {"full": {"sent": [0.9, 0.9], "sim": [0.9, 0.9]}, "no_pretrain": {"sent": [0.6, 0.6], "sim": [0.5, 0.5]},
               "no_aux_lm": {"sent": [0.9, 0.9], "sim": [0.9, 0.9]}, "lstm": {"sent": [1.0, 1.0], "sim": [1.0, 1.0]}}
-    _write_predictions(tmp_path, values)
+    _write_predictions(tmp_path / "finetune", values)
     mean = pd.DataFrame({"avg": [0.0] * 4, "sent": [0.0] * 4, "sim": [0.0] * 4}, index=list(values))
     intervals = analysis.method_intervals(tmp_path, SPECS, list(values), [1, 2])
     assert intervals["no_pretrain"]["sent"].difference == pytest.approx(30.0)
@@ -97,10 +97,7 @@ def _run_ablation(root, tasks, seeds, baselines=BASELINES_JSON):
         (root / "tasks" / task / "task.json").write_text(ALL_SPECS[task].to_json())
         (root / "tasks" / task / "train.jsonl").write_text("{}\n" * 20)
     (root / "baselines.json").write_text(json.dumps(baselines, indent=2, sort_keys=True))
-    return run_ablation(root / "scores.csv", root / "tasks", root / "finetune", tasks, seeds, 1500,
-                                 root / "ablation.csv", root / "ablation_std.csv", root / "intervals.csv",
-                                 root / "ablation.md", baselines_json=root / "baselines.json",
-                                 out_baselines_csv=root / "ablation_baselines.csv")
+    return run_ablation(root, root / "tasks", tasks, seeds, 1500)
 
 
 def test_ablation_files(tmp_path):
@@ -114,7 +111,7 @@ def test_ablation_files(tmp_path):
     markdown = (tmp_path / "ablation.md").read_text()
     assert "| Transformer w/o pre-training | 45.0 ± 0.0 |" in markdown and "74.7" in markdown
     assert "| Transformer w/o pre-training | +10.0 [" in markdown and "matches" not in markdown
-    intervals = pd.read_csv(tmp_path / "intervals.csv")
+    intervals = pd.read_csv(tmp_path / "ablation_intervals.csv")
     sent = intervals[(intervals.comparison == "full - no_pretrain") & (intervals.column == "sent")].iloc[0]
     assert sent.difference == pytest.approx(20.0) and sent.verdict == "supported"
     assert set(intervals.column) == {"avg", "sent", "sim"}
@@ -148,9 +145,7 @@ def test_baseline_finding_counts_a_tie_as_no_win():
 
 def test_missing_scores_is_a_clear_error(tmp_path):
     with pytest.raises(UserError, match="run `gpt1 evaluate` first"):
-        run_ablation(tmp_path / "scores.csv", tmp_path, tmp_path, ["sent"], [1], None, tmp_path / "a.csv",
-                              tmp_path / "b.csv", tmp_path / "i.csv", tmp_path / "c.md",
-                              baselines_json=tmp_path / "baselines.json", out_baselines_csv=tmp_path / "d.csv")
+        run_ablation(tmp_path, tmp_path, ["sent"], [1], None)
 
 
 @pytest.mark.parametrize("baselines, message", [
@@ -162,9 +157,7 @@ def test_missing_baselines_is_a_clear_error(tmp_path, baselines, message):
     with pytest.raises(UserError, match=message):
         if baselines is None:
             (tmp_path / "baselines.json").unlink(missing_ok=True)
-            run_ablation(tmp_path / "scores.csv", tmp_path, tmp_path, ["sent", "sim"], [1], None,
-                                  tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "i.csv", tmp_path / "c.md",
-                                  baselines_json=tmp_path / "baselines.json", out_baselines_csv=tmp_path / "d.csv")
+            run_ablation(tmp_path, tmp_path, ["sent", "sim"], [1], None)
         else:
             _run_ablation(tmp_path, ["sent", "sim"], [1], baselines)
     assert not (tmp_path / "ablation.md").exists()  # checked before anything is written

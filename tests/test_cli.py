@@ -73,6 +73,6 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1"]), params)
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1", "--seed", "7"]),
                         params)
-    assert calls == [([1, 2, 3], None), ([7], Path("results/one-off/finetune/sts_b/full")),
+    assert calls == [([1, 2, 3], Path("results/finetune/sts_b/full")), ([7], Path("results/one-off/finetune/sts_b/full")),
                      ([1, 2], Path("results/layer_transfer/snli_100k/layers1")),
                      ([7], Path("results/one-off/layer_transfer/snli_100k/layers1"))]

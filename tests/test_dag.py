@@ -51,6 +51,24 @@ def test_our_resolution_is_dvcs(profile, tmp_path):
         assert frozenset(_as_json(dag.lookup(params, key)) for key in stage.params) == view.params, name
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_run_folders_dvc_declares_are_the_ones_gpt1_layout_builds(profile):
+    """dvc.yaml spells the fine-tuning stages' output folders for DVC; the code builds them with gpt1/layout.py."""
+    from gpt1 import layout
+
+    params = composed(profile)
+    declared = {out for stage in dag.resolve(ROOT / "dvc.yaml", params) for out in stage.outs
+                if out.startswith(("results/finetune/", "results/layer_transfer/"))}
+    built = {str(layout.finetune_runs(task, variant)) for task in params["data"]["tasks"]
+             for variant in params["finetune"]["variants"]}
+    built |= {str(layout.layer_transfer_runs(task, k)) for task in params["analysis"]["layer_transfer_tasks"]
+              for k in params["analysis"]["layer_transfer_layers"]}
+    assert declared == built
+    pretrained = {out for stage in dag.resolve(ROOT / "dvc.yaml", params) for out in stage.outs
+                  if out.endswith("model.safetensors")}
+    assert pretrained == {str(layout.pretrained_model(kind)) for kind in ("transformer", "lstm")}
+
+
 @pytest.mark.parametrize("profile", ["default", "paper+tiny"])
 def test_snakemake_runs_every_resolved_stage_with_the_same_command_files_and_params(profile):
     params = composed(profile)

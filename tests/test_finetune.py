@@ -402,9 +402,47 @@ def test_fine_tuning_learns_an_easy_task():
 
 
 def test_the_random_init_variant_trains_at_its_own_learning_rate():
-    params = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": 1e-3}))
-    assert finetune.learning_rate(params, "no_pretrain") == 1e-3
-    assert {finetune.learning_rate(params, v) for v in ("full", "no_aux_lm", "lstm")} == {5e-4}
-    # Unset (the paper profile): every variant at finetune.lr.
-    params = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": None}))
-    assert finetune.learning_rate(params, "no_pretrain") == 5e-4
+    from gpt1.methods import learning_rate
+
+    settings = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": 1e-3})).finetune
+    assert learning_rate("no_pretrain", settings) == (1e-3, "finetune.no_pretrain_lr")
+    assert {learning_rate(v, settings) for v in ("full", "no_aux_lm", "lstm")} == {(5e-4, "finetune.lr")}
+    # Unset (the paper profile): every variant at finetune.lr, and a divergence names that key.
+    settings = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": None})).finetune
+    assert learning_rate("no_pretrain", settings) == (5e-4, "finetune.lr")
+
+
+def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablation(workspace, tmp_path, monkeypatch):
+    """gpt1/methods.py is a Table 5 method's one home: registering one (here a random-init Transformer without the
+    auxiliary objective) and naming it in finetune.variants is all it takes to train, score and tabulate it."""
+    import pandas as pd
+
+    from gpt1 import layout, methods
+    from gpt1.stages import baselines, evaluate
+    from gpt1.stages.ablation import run_ablation
+
+    monkeypatch.setitem(methods.METHODS, "no_pretrain_no_aux", methods.Method(
+        "Transformer w/o pre-training or aux LM", "randomly initialised Transformer, no auxiliary LM objective",
+        starts_from=None, auxiliary_lm=False))
+    tasks = ["snli_100k", "social_iqa"]
+    params = parse_params(tiny_raw_params(data={"tasks": tasks}, finetune=dict(
+        variants=["full", "no_pretrain_no_aux"], seeds=[1, 2], lr=1e-3, batch_size=4, epochs=1, max_train_examples=12,
+        max_eval_examples=6, device="cpu", dtype="float32")))
+    results = tmp_path / "results"
+    for task in tasks:
+        for variant in params.finetune.variants:
+            finetune.run_seeds(params, task, variant, params.finetune.seeds, tasks_dir=workspace / "tasks",
+                               bpe_dir=workspace / "bpe", pretrain_dir=workspace / "pretrain",
+                               out_root=layout.finetune_runs(task, variant, results))
+    baselines.run(params, workspace / "tasks", results / "baselines.json")
+    evaluate.run(params, results)
+    run_ablation(results, workspace / "tasks", tasks, params.finetune.seeds, params.finetune.max_train_examples)
+
+    card = (layout.finetune_run("snli_100k", "no_pretrain_no_aux", 2, results) / "model_card.md").read_text()
+    assert "randomly initialised Transformer, no auxiliary LM objective" in card and "used: 0;" in card
+    assert "pretrained layers transferred: none" in card
+    assert list(pd.read_csv(results / "ablation.csv", index_col="method").index) == ["full", "no_pretrain_no_aux"]
+    intervals = pd.read_csv(results / "ablation_intervals.csv")
+    assert set(intervals.comparison) == {"full - no_pretrain_no_aux"}
+    table = (results / "ablation.md").read_text()
+    assert table.count("| Transformer w/o pre-training or aux LM |") == 2  # the means and the intervals

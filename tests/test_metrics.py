@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
+from gpt1 import layout
 from gpt1.eval import baselines
 from gpt1.stages import baselines as baselines_stage
 from gpt1.stages import evaluate
@@ -126,7 +127,7 @@ def fake_results(results_dir, params, value=lambda task, variant, seed: 0.5 + se
     for task in params.data.tasks:
         for variant in params.finetune.variants:
             for seed in params.finetune.seeds:
-                path = evaluate.run_metrics_path(results_dir, task, variant, seed)
+                path = layout.finetune_run(task, variant, seed, results_dir) / "metrics.json"
                 path.parent.mkdir(parents=True)
                 metrics = {metric: value(task, variant, seed) for metric in SPECS[task].metrics}
                 path.write_text(json.dumps({"dev": metrics, "test": metrics}))

@@ -258,3 +258,11 @@ def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dv
     listed = subprocess.run([dvc, "exp", "list", "--name-only"], cwd=dvc_repo, capture_output=True, text=True,
                             check=True).stdout.split()
     assert "higher-lr" in listed, listed
+
+    # A changed LSTM checkpoint: layer transfer (which loads the Transformer only) is not among what would re-run.
+    with open(clone / "data/pretrain/lstm/model.safetensors", "ab") as checkpoint:
+        checkpoint.write(b" ")
+    changed = {line.rstrip(":").strip() for line in _run([dvc, "status"], clone).splitlines()
+               if line.endswith(":") and not line[:1].isspace()}
+    assert "pretrain@lstm" in changed and any(name.endswith("-lstm") for name in changed), changed
+    assert not any(name.startswith("layer_transfer@") for name in changed), changed

@@ -21,24 +21,22 @@ from gpt1.atomic import atomic_path  # noqa: E402
 from gpt1.errors import UserError  # noqa: E402
 from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_predictions  # noqa: E402
 from gpt1.data.records import TaskSpec  # noqa: E402
+from gpt1.layout import finetune_run, layer_transfer_run  # noqa: E402
+from gpt1.methods import METHODS, PAPER_COLUMNS  # noqa: E402
 
 log = logging.getLogger(__name__)
 
-METHODS = {  # Table 5's rows, in the paper's order
-    "full": "Transformer w/ aux LM (full)",
-    "no_pretrain": "Transformer w/o pre-training",
-    "no_aux_lm": "Transformer w/o aux LM",
-    "lstm": "LSTM w/ aux LM",
-}
-PAPER_TABLE_5 = pd.DataFrame(
-    [[74.7, 45.4, 91.3, 82.3, 82.0, 70.3, 81.8, 88.1, 56.0],
-     [59.9, 18.9, 84.0, 79.4, 30.9, 65.5, 75.7, 71.2, 53.8],
-     [75.0, 47.9, 92.0, 84.9, 83.2, 69.8, 81.1, 86.9, 54.4],
-     [69.1, 30.3, 90.5, 83.2, 71.8, 68.1, 73.7, 81.1, 54.6]],
-    index=list(METHODS), columns=["avg", "CoLA", "SST2", "MRPC", "STSB", "QQP", "MNLI", "QNLI", "RTE"],
-)
+# Table 5 as the paper prints it, one row per registered method the paper has.
+PAPER_TABLE_5 = pd.DataFrame.from_dict(
+    {name: method.paper_row for name, method in METHODS.items() if method.paper_row is not None},
+    orient="index", columns=list(PAPER_COLUMNS))
 # Data sets the paper calls "larger" when it says the auxiliary objective helps them (NLI, QQP).
 LARGE_TRAIN = 10_000
+
+
+def label(method: str) -> str:
+    """A method's Table 5 row name (the paper's table has rows that are not ours: those keep their key)."""
+    return METHODS[method].label if method in METHODS else method
 
 
 def primary_metric(spec: TaskSpec) -> str:
@@ -64,14 +62,16 @@ def ablation_table(scores: pd.DataFrame, specs: dict[str, TaskSpec]) -> tuple[pd
     return mean.round(2), std.round(2)
 
 
-PAPER_GAIN = {"no_pretrain": 14.8, "lstm": 5.6}  # full − method, Table 5's average
+def paper_gain(method: str) -> float:
+    """full − method in the paper's Table 5 average."""
+    return round(PAPER_TABLE_5.loc["full", "avg"] - PAPER_TABLE_5.loc[method, "avg"], 1)
 
 
-def method_intervals(finetune_dir: Path, specs: dict[str, TaskSpec], methods: list[str],
+def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: list[str],
                      seeds: list[int]) -> dict[str, dict[str, Interval]]:
-    """{method: {task or "avg": full − method}} from the runs' test predictions, seeds pooled."""
+    """{method: {task or "avg": full − method}} from the finetune runs' test predictions, seeds pooled."""
     def predictions(task: str, method: str) -> Predictions:
-        return read_predictions([Path(finetune_dir) / task / method / f"seed{seed}" for seed in seeds])
+        return read_predictions([finetune_run(task, method, seed, results_dir) for seed in seeds])
 
     full = {task: predictions(task, "full") for task in specs}  # read once, compared with every method
     return {method: paired_differences({task: (primary_metric(spec), full[task], predictions(task, method))
@@ -89,7 +89,7 @@ def findings(mean: pd.DataFrame, intervals: dict[str, dict[str, Interval]], trai
     if "no_pretrain" in intervals:
         avg = intervals["no_pretrain"]["avg"]
         sentences.append(f"Pre-training: full − w/o pre-training = {_with_interval(avg)} on average (the paper: "
-                         f"+{PAPER_GAIN['no_pretrain']}) — {avg.verdict} at 95 %.")
+                         f"+{paper_gain('no_pretrain')}) — {avg.verdict} at 95 %.")
     if "no_aux_lm" in intervals:
         gains = intervals["no_aux_lm"]
         large = [t for t in mean.columns[1:] if train_sizes.get(t, 0) >= LARGE_TRAIN]
@@ -106,7 +106,7 @@ def findings(mean: pd.DataFrame, intervals: dict[str, dict[str, Interval]], trai
     if "lstm" in intervals:
         avg = intervals["lstm"]["avg"]
         sentences.append(f"Architecture: Transformer − LSTM = {_with_interval(avg)} on average (the paper: "
-                         f"+{PAPER_GAIN['lstm']}) — {avg.verdict} at 95 %.")
+                         f"+{paper_gain('lstm')}) — {avg.verdict} at 95 %.")
     return sentences
 
 
@@ -121,7 +121,7 @@ def interval_markdown(intervals: dict[str, dict[str, Interval]], columns: list[s
     lines = ["| full − method | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
     for method, by_column in intervals.items():
         cells = [f"{_with_interval(by_column[c])} {by_column[c].verdict}" for c in columns]
-        lines.append(f"| {METHODS.get(method, method)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {label(method)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -182,7 +182,7 @@ def markdown_table(frame: pd.DataFrame, std: pd.DataFrame | None = None) -> str:
     for method, row in frame.iterrows():
         cells = [f"{value:.1f}" + (f" ± {std.loc[method, column]:.1f}" if std is not None else "")
                  for column, value in row.items()]
-        lines.append(f"| {METHODS.get(method, method)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {label(method)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -202,9 +202,9 @@ def layer_transfer_rows(results_dir: Path, tasks: list[str], layers: list[int], 
     rows = []
     for task in tasks:
         for seed in seeds:
-            points = {kept: _run_metrics(results_dir / "layer_transfer" / task / f"layers{kept}" / f"seed{seed}" /
-                                         "metrics.json", "run the layer_transfer stages first") for kept in layers}
-            points[all_layers] = _run_metrics(results_dir / "finetune" / task / "full" / f"seed{seed}" / "metrics.json",
+            points = {kept: _run_metrics(layer_transfer_run(task, kept, seed, results_dir) / "metrics.json",
+                                         "run the layer_transfer stages first") for kept in layers}
+            points[all_layers] = _run_metrics(finetune_run(task, "full", seed, results_dir) / "metrics.json",
                                               "run the finetune stage (variant full) first")
             rows += [{"task": task, "layers": kept, "seed": seed, "split": split,
                       "accuracy": metrics[split]["accuracy"]}

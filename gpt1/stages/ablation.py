@@ -9,20 +9,26 @@ from pathlib import Path
 import pandas as pd
 
 from gpt1.atomic import atomic_path, atomic_write_text
+from gpt1 import layout
 from gpt1.config import Params
 from gpt1.data.records import TaskSpec
 from gpt1.errors import UserError
-from gpt1.eval.analysis import (METHODS, PAPER_TABLE_5, baseline_markdown, interval_markdown, markdown_table,
+from gpt1.eval.analysis import (PAPER_TABLE_5, baseline_markdown, interval_markdown, markdown_table,
                                 ablation_table, against_baselines, baseline_finding, findings, interval_frame,
                                 method_intervals, primary_metric, read_baselines)
 from gpt1.eval.intervals import RESAMPLES
+from gpt1.methods import METHODS
 
 log = logging.getLogger(__name__)
 
 
-def run_ablation(scores_csv: Path, tasks_dir: Path, finetune_dir: Path, tasks: list[str], seeds: list[int],
-                 finetune_caps: int | None, out_csv: Path, out_std_csv: Path, out_intervals_csv: Path,
-                 out_md: Path, *, baselines_json: Path, out_baselines_csv: Path) -> pd.DataFrame:
+def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: list[int],
+                 finetune_caps: int | None) -> pd.DataFrame:
+    """Reads scores.csv, baselines.json and the finetune runs under `results_dir`; writes ablation.csv (means),
+    ablation_std.csv, ablation_intervals.csv, ablation_baselines.csv and ablation.md beside them."""
+    scores_csv, baselines_json, out_md = (results_dir / name for name in ("scores.csv", "baselines.json", "ablation.md"))
+    out_csv, out_std_csv, out_intervals_csv, out_baselines_csv = (
+        results_dir / f"ablation{suffix}.csv" for suffix in ("", "_std", "_intervals", "_baselines"))
     if not scores_csv.exists():
         raise UserError(f"{scores_csv} not found; run `gpt1 evaluate` first")
     baselines = read_baselines(baselines_json, tasks)
@@ -38,7 +44,7 @@ def run_ablation(scores_csv: Path, tasks_dir: Path, finetune_dir: Path, tasks: l
         mean.to_csv(temporary, float_format="%.2f")
     with atomic_path(out_std_csv) as temporary:
         std.to_csv(temporary, float_format="%.2f")
-    intervals = method_intervals(finetune_dir, specs, list(mean.index), seeds)
+    intervals = method_intervals(results_dir, specs, list(mean.index), seeds)
     with atomic_path(out_intervals_csv) as temporary:
         interval_frame(intervals).to_csv(temporary, index=False, float_format="%.2f")
     comparison = against_baselines(mean, baselines, specs)
@@ -87,7 +93,5 @@ def run_ablation(scores_csv: Path, tasks_dir: Path, finetune_dir: Path, tasks: l
 
 
 def main(args, params: Params) -> None:
-    run_ablation(Path("results/scores.csv"), Path("data/tasks"), Path("results/finetune"), params.data.tasks,
-                 params.finetune.seeds, params.finetune.max_train_examples, Path("results/ablation.csv"),
-                 Path("results/ablation_std.csv"), Path("results/ablation_intervals.csv"), Path("results/ablation.md"),
-                 baselines_json=Path("results/baselines.json"), out_baselines_csv=Path("results/ablation_baselines.csv"))
+    run_ablation(layout.RESULTS, layout.TASKS, params.data.tasks, params.finetune.seeds,
+                 params.finetune.max_train_examples)

@@ -23,15 +23,12 @@ from gpt1.atomic import atomic_write_text
 from gpt1.eval.baselines import BASELINES
 from gpt1.config import Params
 from gpt1.errors import UserError
+from gpt1.layout import RESULTS, finetune_run
 from gpt1.eval.metrics import DIGITS
 
 log = logging.getLogger(__name__)
 
 COLUMNS = ["task", "variant", "seed", "metric", "value"]
-
-
-def run_metrics_path(results_dir: Path, task: str, variant: str, seed: int) -> Path:
-    return Path(results_dir) / "finetune" / task / variant / f"seed{seed}" / "metrics.json"
 
 
 def _read_json(path: Path, how_to_make: str) -> dict:
@@ -43,7 +40,7 @@ def _read_json(path: Path, how_to_make: str) -> dict:
         raise UserError(f"{path} is not valid JSON ({error}); re-run `{how_to_make}`") from None
 
 
-def collect_scores(params: Params, results_dir: Path = Path("results")) -> pd.DataFrame:
+def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
     """One row per test metric of every baseline and every (task, variant, seed) run, in params order."""
     baselines = _read_json(Path(results_dir) / "baselines.json", "gpt1 baselines")
     rows = []
@@ -55,7 +52,7 @@ def collect_scores(params: Params, results_dir: Path = Path("results")) -> pd.Da
                 rows.append((task, name, params.seed, metric, value))
         for variant in params.finetune.variants:
             for seed in params.finetune.seeds:
-                path = run_metrics_path(results_dir, task, variant, seed)
+                path = finetune_run(task, variant, seed, results_dir) / "metrics.json"
                 metrics = _read_json(path, f"gpt1 finetune --task {task} --variant {variant} --seed {seed}")
                 rows += [(task, variant, seed, metric, value) for metric, value in metrics["test"].items()]
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -89,7 +86,7 @@ def nested_metrics(scores: pd.DataFrame, summary: pd.DataFrame) -> dict:
     return nested
 
 
-def run(params: Params, results_dir: Path = Path("results")) -> pd.DataFrame:
+def run(params: Params, results_dir: Path) -> pd.DataFrame:
     """Write scores.csv, scores_summary.csv and metrics.json under `results_dir`; returns the summary."""
     results_dir = Path(results_dir)
     scores = collect_scores(params, results_dir)
@@ -103,4 +100,4 @@ def run(params: Params, results_dir: Path = Path("results")) -> pd.DataFrame:
 
 
 def main(args, params: Params) -> None:
-    run(params)
+    run(params, RESULTS)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from gpt1 import layout
+from gpt1.config import Params
+from gpt1.methods import METHODS
 
-from gpt1.config import VARIANTS, Params
-
-# A one-off seed goes here, not into the stage's DVC output folder (which only the DAG writes).
-ONE_OFF = Path("results/one-off/finetune")
+ONE_OFF = layout.ONE_OFF / "finetune"
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--task", required=True, help="a task of data.tasks")
-    parser.add_argument("--variant", choices=VARIANTS, required=True)
+    parser.add_argument("--variant", choices=list(METHODS), required=True, help="a method of gpt1/methods.py")
     parser.add_argument("--seed", type=int, default=None,
                         help=f"run this seed only, into {ONE_OFF}/<task>/<variant>/seed<S> (default: every seed "
                         "params.yaml lists, into the stage's output folder)")
@@ -22,6 +21,7 @@ def main(args, params: Params) -> None:
     from gpt1.train.finetune import run_seeds, selected_seeds  # torch: only when the stage runs
 
     seeds = selected_seeds(args.seed, params.finetune.seeds)
-    out_root = None if args.seed is None else ONE_OFF / args.task / args.variant
+    out_root = layout.finetune_runs(args.task, args.variant, layout.RESULTS if args.seed is None else layout.ONE_OFF)
     # The first configured seed's weights are kept (model.safetensors, for `gpt1 predict`); a one-off run keeps its own.
-    run_seeds(params, args.task, args.variant, seeds, out_root=out_root, keep_weights_of=seeds[:1])
+    run_seeds(params, args.task, args.variant, seeds, tasks_dir=layout.TASKS, bpe_dir=layout.BPE,
+              pretrain_dir=layout.PRETRAIN, out_root=out_root, keep_weights_of=seeds[:1])

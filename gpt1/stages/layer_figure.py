@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpt1 import layout
 from gpt1.atomic import atomic_path
 from gpt1.config import Params
 from gpt1.eval.analysis import plot_layer_transfer, layer_transfer_rows, layer_transfer_trend
@@ -33,6 +34,7 @@ def run_layer_transfer(results_dir: Path, tasks: list[str], layers: list[int], s
 
 def main(args, params: Params) -> None:
     settings = params.analysis
-    run_layer_transfer(Path("results"), settings.layer_transfer_tasks, settings.layer_transfer_layers,
-                       settings.layer_transfer_seeds, params.model.n_layer, Path("results/layer_transfer.csv"),
-                       Path("results/layer_transfer_trend.csv"), Path("results/layer_transfer.png"))
+    results = layout.RESULTS
+    run_layer_transfer(results, settings.layer_transfer_tasks, settings.layer_transfer_layers,
+                       settings.layer_transfer_seeds, params.model.n_layer, results / "layer_transfer.csv",
+                       results / "layer_transfer_trend.csv", results / "layer_transfer.png")

@@ -3,11 +3,10 @@ transferred, every seed of analysis.layer_transfer_seeds in one process (Figure 
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from gpt1 import layout
 from gpt1.config import Params
 
-ONE_OFF = Path("results/one-off/layer_transfer")  # a one-off seed: outside the DVC output folder
+ONE_OFF = layout.ONE_OFF / "layer_transfer"  # a one-off seed: outside the DVC output folder
 
 
 def add_arguments(parser) -> None:
@@ -22,5 +21,6 @@ def main(args, params: Params) -> None:
     from gpt1.train.finetune import run_seeds, selected_seeds  # torch: only when the stage runs
 
     seeds = selected_seeds(args.seed, params.analysis.layer_transfer_seeds)
-    out = (Path("results/layer_transfer") if args.seed is None else ONE_OFF) / args.task / f"layers{args.layers}"
-    run_seeds(params, args.task, "full", seeds, out_root=out, transfer_layers=args.layers)
+    out = layout.layer_transfer_runs(args.task, args.layers, layout.RESULTS if args.seed is None else layout.ONE_OFF)
+    run_seeds(params, args.task, "full", seeds, tasks_dir=layout.TASKS, bpe_dir=layout.BPE,
+              pretrain_dir=layout.PRETRAIN, out_root=out, transfer_layers=args.layers)

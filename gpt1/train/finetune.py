@@ -1,9 +1,8 @@
 """Stage `finetune`: every seed of one (task, variant), as the paper fine-tunes (Section 3.2, 4.1).
 
 AdamW (decay only on >= 2-D weights), linear warmup over `warmup_fraction` of the updates then linear
-decay to 0, gradient clipping, classifier dropout, L3 = L2 + λ·L1. Variants (Table 5):
-- `full`: pretrained Transformer, λ = lm_coef;   - `no_pretrain`: same sizes, random init, λ = lm_coef;
-- `no_aux_lm`: pretrained Transformer, λ = 0;     - `lstm`: pretrained LSTM, λ = lm_coef.
+decay to 0, gradient clipping, classifier dropout, L3 = L2 + λ·L1. A variant is one of Table 5's methods
+(gpt1/methods.py: its starting model, λ and learning rate).
 `transfer_layers=k` (Figure 2, left) keeps the embeddings and the first k pretrained blocks and
 re-initialises the rest; k = n_layer draws nothing and is byte for byte the `full` run.
 
@@ -30,8 +29,10 @@ from tqdm import tqdm
 from gpt1.atomic import atomic_directory
 from gpt1.config import Params
 from gpt1.data.task_data import TaskData, load_task_data
+from gpt1 import methods
 from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
+from gpt1.layout import seed_run
 from gpt1.model.heads import TaskModel, collate
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
 from gpt1.model.transforms import EncodedExample, encode_examples
@@ -55,17 +56,6 @@ EVAL_BATCH_SIZE = 64
 def _batches(count: int, size: int, generator: torch.Generator) -> list[list[int]]:
     order = torch.randperm(count, generator=generator).tolist()
     return [order[start:start + size] for start in range(0, count, size)]
-
-
-def learning_rate_key(params: Params, variant: str) -> str:
-    return "finetune.no_pretrain_lr" if variant == "no_pretrain" and params.finetune.no_pretrain_lr else "finetune.lr"
-
-
-def learning_rate(params: Params, variant: str) -> float:
-    """The randomly initialised Transformer gets its own rate, chosen on dev like `lr`, so that Table 5 compares
-    each variant at its best rather than at a rate tuned for pretrained weights."""
-    settings = params.finetune
-    return settings.no_pretrain_lr if variant == "no_pretrain" and settings.no_pretrain_lr else settings.lr
 
 
 def train(task_model: TaskModel, examples: Sequence[EncodedExample], params: Params, lm_coef: float,
@@ -139,11 +129,6 @@ def prediction_rows(outputs: list[torch.Tensor], examples: Sequence[EncodedExamp
 
 # --- the stage ------------------------------------------------------------------------------------------
 
-def default_out_dir(task: str, variant: str, seed: int, transfer_layers: int | None = None) -> Path:
-    name = variant if transfer_layers is None else f"{variant}_transfer{transfer_layers}"
-    return Path("results/finetune") / task / name / f"seed{seed}"
-
-
 @dataclass
 class Prepared:
     """What every seed of a task shares, loaded once per process: seeds differ in the starting model,
@@ -168,8 +153,7 @@ class Prepared:
         return self._encoded[n_ctx]
 
 
-def prepare(params: Params, task: str, tasks_dir: Path = Path("data/tasks"), bpe_dir: Path = Path("data/bpe"),
-            pretrain_dir: Path = Path("data/pretrain")) -> Prepared:
+def prepare(params: Params, task: str, tasks_dir: Path, bpe_dir: Path, pretrain_dir: Path) -> Prepared:
     return Prepared(params=params, task=task, data=load_task_data(params, task, tasks_dir), bpe=Gpt1Bpe.load(bpe_dir),
                     device=precision.resolve_device(params.finetune.device, key="finetune.device"), tasks_dir=Path(tasks_dir),
                     pretrain_dir=Path(pretrain_dir))
@@ -225,14 +209,14 @@ def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfe
     encoded = prepared.encoded(n_ctx)
     if task_model.regression:  # after encoding, which stops on an empty split
         task_model.set_target_scale([example.label for example in encoded["train"]])
-    lm_coef = 0.0 if variant == "no_aux_lm" else params.finetune.lm_coef
-    lr = learning_rate(params, variant)
+    lm_coef = methods.lm_coef(variant, params.finetune)
+    lr, lr_key = methods.learning_rate(variant, params.finetune)
     log.info("%s / %s / seed %d: %d train examples, λ = %g, lr %g, %d-token context", prepared.task, variant, seed,
              len(encoded["train"]), lm_coef, lr, n_ctx)
     built = time.perf_counter()
     history = train(task_model, encoded["train"], params, lm_coef, seed, device, lr,
                     label=f"finetune {prepared.task}/{variant if transfer_layers is None else f'layers{transfer_layers}'}"
-                    f"/seed{seed}", lr_key=learning_rate_key(params, variant))
+                    f"/seed{seed}", lr_key=lr_key)
     trained = time.perf_counter()
     results, predictions = _evaluate(task_model, encoded, prepared)
     metrics = {split: results[split]["metrics"] for split in results}
@@ -248,36 +232,27 @@ def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfe
     return metrics
 
 
-def _seed_dir(out_root: Path | None, task: str, variant: str, seed: int, transfer_layers: int | None) -> Path:
-    if out_root is None:
-        return default_out_dir(task, variant, seed, transfer_layers)
-    return Path(out_root) / f"seed{seed}"
-
-
 def selected_seeds(seed: int | None, configured: Sequence[int]) -> list[int]:
     """The configured seeds (what the DAG runs, in one process), or the one `--seed` names for a one-off run."""
     return list(configured) if seed is None else [seed]
 
 
-def run_seeds(params: Params, task: str, variant: str, seeds: Sequence[int], tasks_dir: Path = Path("data/tasks"),
-              bpe_dir: Path = Path("data/bpe"), pretrain_dir: Path = Path("data/pretrain"),
-              out_root: Path | None = None, transfer_layers: int | None = None,
+def run_seeds(params: Params, task: str, variant: str, seeds: Sequence[int], *, tasks_dir: Path, bpe_dir: Path,
+              pretrain_dir: Path, out_root: Path, transfer_layers: int | None = None,
               keep_weights_of: Sequence[int] = ()) -> dict[int, dict[str, dict[str, float]]]:
     """Every seed of one (task, variant) in this process: imports, the BPE and the encoded examples are paid
-    once. Seed S goes to out_root/seedS (default: results/finetune/T/V/seedS), with its fine-tuned weights
-    when S is in `keep_weights_of`; returns {seed: metrics}."""
+    once. Seed S goes to out_root/seedS, with its fine-tuned weights when S is in `keep_weights_of`; returns
+    {seed: metrics}."""
     started = time.perf_counter()
     prepared = prepare(params, task, tasks_dir, bpe_dir, pretrain_dir)
     log.info("%s: task data and BPE files read in %.1f s; seeds %s", task, time.perf_counter() - started, list(seeds))
-    return {seed: run_seed(prepared, variant, seed, _seed_dir(out_root, task, variant, seed, transfer_layers),
-                           transfer_layers, save_weights=seed in keep_weights_of)
+    return {seed: run_seed(prepared, variant, seed, seed_run(out_root, seed), transfer_layers,
+                           save_weights=seed in keep_weights_of)
             for seed in seeds}
 
 
-def run(params: Params, task: str, variant: str, seed: int, tasks_dir: Path = Path("data/tasks"),
-        bpe_dir: Path = Path("data/bpe"), pretrain_dir: Path = Path("data/pretrain"), out_dir: Path | None = None,
-        transfer_layers: int | None = None, save_weights: bool = False) -> dict[str, dict[str, float]]:
-    """Fine-tune and evaluate one (task, variant, seed); returns {"dev": metrics, "test": metrics}."""
-    out_dir = Path(out_dir) if out_dir is not None else default_out_dir(task, variant, seed, transfer_layers)
+def run(params: Params, task: str, variant: str, seed: int, *, tasks_dir: Path, bpe_dir: Path, pretrain_dir: Path,
+        out_dir: Path, transfer_layers: int | None = None, save_weights: bool = False) -> dict[str, dict[str, float]]:
+    """Fine-tune and evaluate one (task, variant, seed) into `out_dir`; returns {"dev": metrics, "test": metrics}."""
     prepared = prepare(params, task, tasks_dir, bpe_dir, pretrain_dir)
-    return run_seed(prepared, variant, seed, out_dir, transfer_layers, save_weights)
+    return run_seed(prepared, variant, seed, Path(out_dir), transfer_layers, save_weights)

@@ -9,14 +9,7 @@ from dataclasses import dataclass
 from gpt1.config import Params
 from gpt1.data.records import SPLITS, TaskSpec
 from gpt1.data.task_data import TaskData
-
-
-VARIANT_MEANING = {
-    "full": "pretrained Transformer, auxiliary LM objective (λ = finetune.lm_coef)",
-    "no_pretrain": "Transformer of the same size, randomly initialised, auxiliary LM objective",
-    "no_aux_lm": "pretrained Transformer, no auxiliary LM objective (λ = 0)",
-    "lstm": "pretrained LSTM, auxiliary LM objective",
-}
+from gpt1.methods import method
 
 
 @dataclass(frozen=True)
@@ -49,7 +42,7 @@ def _reproduce(card: RunCard) -> str:
     if card.variant == "full":
         return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
     return (f"`gpt1.train.finetune.run(params, {card.task!r}, {card.variant!r}, {card.seed}, "
-            f"transfer_layers={card.transfer_layers})`")
+            f"transfer_layers={card.transfer_layers}, ...)`")
 
 
 def model_card(card: RunCard, params: Params, data: TaskData) -> str:
@@ -63,9 +56,9 @@ def model_card(card: RunCard, params: Params, data: TaskData) -> str:
         f"- family: {spec.family}; target: {_target(spec)}; metrics: {list(spec.metrics)}",
         f"- stands for: {spec.stands_for or '-'} (source: {spec.source})", "",
         "## Model",
-        f"- variant: {card.variant}: {VARIANT_MEANING[card.variant]}",
+        f"- variant: {card.variant}: {method(card.variant).meaning}",
         f"- kind: {card.model_kind}; {card.parameters:,} parameters with the task head; context {card.n_ctx} tokens",
-        f"- pretrained layers transferred: {transfer if card.variant != 'no_pretrain' else 'none'}",
+        f"- pretrained layers transferred: {transfer if method(card.variant).pretrained else 'none'}",
         f"- λ (auxiliary LM weight) used: {card.lm_coef:g}; precision: {card.precision}",
         f"- config: `{json.dumps(card.model_config, sort_keys=True)}`", "",
         "## Data", "| split | rows in file | rows used |", "|---|---|---|",

@@ -1,32 +1,16 @@
-"""Where each training starts: a fresh model sized by params.yaml, and the fine-tuning variants' starting
-models (Table 5, Figure 2 left). Released weights for pretraining's `init_from` are gpt1.model.weights's.
-Building a model draws from the global torch RNG: seed it first."""
+"""Where each fine-tuning run starts: the starting model of its method (Table 5, gpt1/methods.py), with some
+blocks re-initialised for Figure 2 (left). Building a model draws from the global torch RNG: seed it first."""
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
-from typing import Literal
 
-from gpt1.config import VARIANTS, Params
+from gpt1.config import Params
 from gpt1.errors import UserError
-from gpt1.model.lm import GPT1, LanguageModel, LSTMConfig, TransformerConfig, build_model, load_model
-
-log = logging.getLogger(__name__)
-Kind = Literal["transformer", "lstm"]
-
-
-def model_config(params: Params, kind: Kind, vocab_size: int) -> TransformerConfig | LSTMConfig:
-    if kind == "transformer":
-        m = params.model
-        return TransformerConfig(vocab_size=vocab_size, n_positions=m.n_positions, n_layer=m.n_layer,
-                                 n_head=m.n_head, d_model=m.d_model, d_ff=m.d_ff, embd_dropout=m.dropout,
-                                 attn_dropout=m.dropout, resid_dropout=m.dropout)
-    if kind == "lstm":
-        m = params.lstm
-        return LSTMConfig(vocab_size=vocab_size, d_embed=m.d_embed, d_hidden=m.d_hidden, n_layer=m.n_layer,
-                          dropout=m.dropout)
-    raise UserError(f"unknown model kind {kind!r}; use 'transformer' or 'lstm'")
+from gpt1.layout import pretrained_model
+from gpt1.methods import method
+from gpt1.model.lm import GPT1, LanguageModel, build_model, load_model
+from gpt1.train.model_configs import model_config
 
 
 def pretrained(path: Path, vocab_size: int) -> LanguageModel:
@@ -55,18 +39,17 @@ def reinitialise_blocks(model: GPT1, keep: int) -> None:
 
 def language_model(params: Params, variant: str, vocab_size: int, pretrain_dir: Path,
                    transfer_layers: int | None = None) -> LanguageModel:
-    """The variant's starting model (uses the global torch RNG: seed it first)."""
-    if variant not in VARIANTS:
-        raise UserError(f"unknown fine-tuning variant {variant!r}; use one of {', '.join(VARIANTS)}")
-    if variant == "no_pretrain":
+    """The variant's starting model (gpt1/methods.py says which; uses the global torch RNG: seed it first)."""
+    starts_from = method(variant).starts_from
+    if starts_from is None:
         if transfer_layers is not None:
-            raise UserError("transfer_layers needs pretrained weights; use variant full or no_aux_lm")
+            raise UserError(f"transfer_layers needs pretrained weights; {variant!r} starts from random weights")
         return build_model("transformer", model_config(params, "transformer", vocab_size))
-    kind = "lstm" if variant == "lstm" else "transformer"
-    model = pretrained(Path(pretrain_dir) / kind / "model.safetensors", vocab_size)
+    model = pretrained(pretrained_model(starts_from, pretrain_dir), vocab_size)
     if transfer_layers is not None:
-        if kind != "transformer":
-            raise UserError("transfer_layers applies to the Transformer variants (full, no_aux_lm)")
+        if starts_from != "transformer":
+            raise UserError(f"transfer_layers applies to methods that start from the pretrained Transformer, "
+                            f"not {variant!r}")
         reinitialise_blocks(model, transfer_layers)
     return model
 

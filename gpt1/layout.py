@@ -1,0 +1,64 @@
+"""Where the pipeline keeps what it writes: every stage, the analysis and the logs build their paths here.
+
+dvc.yaml spells the same paths for DVC (which cannot call Python); tests/test_dag.py checks that the outputs
+it declares are the ones built here, for every profile. Library functions take paths as arguments: only
+stages (and the CLI) call these with the pipeline's roots.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DATA = Path("data")
+RESULTS = Path("results")
+LOGS = Path("logs")
+TASKS = DATA / "tasks"
+BPE = DATA / "bpe"
+PRETRAIN = DATA / "pretrain"
+# Folders the pipeline writes and replaces whole (DVC removes a stage's outputs before running it): a user's
+# own files (data.local_paths) must live elsewhere.
+PIPELINE_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks", "bpe", "tokens", "pretrain",
+                                                        "user_files")) + (str(RESULTS),)
+# A one-off `--seed` run writes here, never into a stage's DVC output folder (which only the DAG writes).
+ONE_OFF = RESULTS / "one-off"
+
+
+def pretrained_model(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
+    """The published checkpoint of a pretrained model ("transformer" or "lstm")."""
+    return Path(pretrain_dir) / kind / "model.safetensors"
+
+
+def finetune_runs(task: str, variant: str, results: Path = RESULTS) -> Path:
+    """The finetune stage's output for one (task, variant): a folder per seed (`seed_run`)."""
+    return Path(results) / "finetune" / task / variant
+
+
+def layer_transfer_runs(task: str, layers: int, results: Path = RESULTS) -> Path:
+    """The layer_transfer stage's output for one (task, k): `full` with k pretrained blocks, a folder per seed."""
+    return Path(results) / "layer_transfer" / task / f"layers{layers}"
+
+
+def seed_run(runs: Path, seed: int) -> Path:
+    """One seed's folder (predictions, metrics.json, model card) inside a stage's runs folder."""
+    return Path(runs) / f"seed{seed}"
+
+
+def finetune_run(task: str, variant: str, seed: int, results: Path = RESULTS) -> Path:
+    return seed_run(finetune_runs(task, variant, results), seed)
+
+
+def layer_transfer_run(task: str, layers: int, seed: int, results: Path = RESULTS) -> Path:
+    return seed_run(layer_transfer_runs(task, layers, results), seed)
+
+
+def job_log(stage: str, task: str | None = None, variant: str | None = None, layers: int | None = None,
+            model: str | None = None, seed: int | None = None) -> Path:
+    """One log per job, so parallel jobs never share a file (the Snakefile declares the same names); a one-off
+    `--seed` run gets its own file, so it never overwrites the log of the stage's run."""
+    if stage == "pretrain":
+        return LOGS / "pretrain" / f"{model}.log"
+    if stage in ("finetune", "layer-transfer"):
+        run = (LOGS / "finetune" / task / variant if stage == "finetune"
+               else LOGS / "layer_transfer" / task / f"layers{layers}")
+        return run.with_name(f"{run.name}.log") if seed is None else run / f"seed{seed}.log"
+    return LOGS / f"{stage}.log"

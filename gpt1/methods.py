@@ -1,0 +1,73 @@
+"""Table 5's methods, each in one entry: how its fine-tuning starts and trains, what it means, and the paper's row.
+
+`finetune.variants` in params.yaml names entries of METHODS (the order of Table 5's rows is this mapping's
+order). Adding an entry is all a new method needs: the finetune stage builds its starting model and objective
+from it, model cards describe it, evaluation scores it and the ablation puts it in Table 5 with its interval
+against `full`. Plain data: importing this module costs nothing (the params schema validates names with it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Optional
+
+from gpt1.errors import UserError
+
+# Table 5's columns (GLUE), in the paper's order; a method's `paper_row` gives one value per column.
+PAPER_COLUMNS = ("avg", "CoLA", "SST2", "MRPC", "STSB", "QQP", "MNLI", "QNLI", "RTE")
+
+
+@dataclass(frozen=True)
+class Method:
+    label: str  # Table 5's row name
+    meaning: str  # one line for the model card
+    starts_from: Optional[Literal["transformer", "lstm"]]  # the pretrained model it loads; None: a fresh Transformer
+    auxiliary_lm: bool  # λ = finetune.lm_coef, or 0 (no auxiliary objective)
+    lr_key: str = "finetune.lr"  # a finetune key holding its rate; when that key is null, finetune.lr
+    paper_row: Optional[tuple[float, ...]] = None  # its Table 5 row (PAPER_COLUMNS), None if the paper has none
+
+    @property
+    def model_kind(self) -> str:
+        return self.starts_from or "transformer"
+
+    @property
+    def pretrained(self) -> bool:
+        return self.starts_from is not None
+
+
+METHODS: dict[str, Method] = {
+    "full": Method("Transformer w/ aux LM (full)",
+                   "pretrained Transformer, auxiliary LM objective (λ = finetune.lm_coef)",
+                   starts_from="transformer", auxiliary_lm=True,
+                   paper_row=(74.7, 45.4, 91.3, 82.3, 82.0, 70.3, 81.8, 88.1, 56.0)),
+    "no_pretrain": Method("Transformer w/o pre-training",
+                          "Transformer of the same size, randomly initialised, auxiliary LM objective",
+                          starts_from=None, auxiliary_lm=True, lr_key="finetune.no_pretrain_lr",
+                          paper_row=(59.9, 18.9, 84.0, 79.4, 30.9, 65.5, 75.7, 71.2, 53.8)),
+    "no_aux_lm": Method("Transformer w/o aux LM", "pretrained Transformer, no auxiliary LM objective (λ = 0)",
+                        starts_from="transformer", auxiliary_lm=False,
+                        paper_row=(75.0, 47.9, 92.0, 84.9, 83.2, 69.8, 81.1, 86.9, 54.4)),
+    "lstm": Method("LSTM w/ aux LM", "pretrained LSTM, auxiliary LM objective", starts_from="lstm",
+                   auxiliary_lm=True, paper_row=(69.1, 30.3, 90.5, 83.2, 71.8, 68.1, 73.7, 81.1, 54.6)),
+}
+
+
+def method(name: str) -> Method:
+    """The registered method `name`, or one error listing the registered ones."""
+    if name not in METHODS:
+        raise UserError(f"unknown fine-tuning variant {name!r}; use one of {', '.join(METHODS)} "
+                        "(Table 5's methods are registered in gpt1/methods.py)")
+    return METHODS[name]
+
+
+def lm_coef(name: str, finetune) -> float:
+    """λ of the method's objective L3 = L2 + λ·L1, from params' `finetune` section."""
+    return finetune.lm_coef if method(name).auxiliary_lm else 0.0
+
+
+def learning_rate(name: str, finetune) -> tuple[float, str]:
+    """(rate, the params key it came from): the method's own key where set, else finetune.lr. The randomly
+    initialised Transformer has its own, chosen on dev like `lr`, so Table 5 compares each method at its best."""
+    key = method(name).lr_key
+    value = getattr(finetune, key.removeprefix("finetune."))
+    return (value, key) if value is not None else (finetune.lr, "finetune.lr")
