@@ -19,7 +19,6 @@ import torch
 
 from gpt1.errors import UserError
 from gpt1.textfiles import read_stdin
-from gpt1.eval.zeroshot_tasks import document_start
 from gpt1.model.lm import LanguageModel, load_model
 from gpt1.tokenizer.bpe import Gpt1Bpe
 
@@ -83,7 +82,7 @@ def generate_text(model: LanguageModel, bpe: Gpt1Bpe, prompt: str, max_new_token
     if model.config.vocab_size not in (len(bpe.encoder), bpe.vocab_size):  # without or with the special tokens
         raise UserError(f"the model has {model.config.vocab_size} token embeddings but the BPE has "
                         f"{len(bpe.encoder)} tokens; pass the BPE the model was trained with (--bpe)")
-    ids = list(document_start(bpe)) + bpe.encode(prompt)
+    ids = list(bpe.document_start()) + bpe.encode(prompt)
     if not ids:
         raise UserError("the BPE has no document separator and the prompt is empty: give a --prompt")
     new = sample(model, ids, max_new_tokens, temperature, top_k, seed, allowed=len(bpe.encoder))

@@ -287,7 +287,7 @@ def test_pmi_subtracts_the_unconditional_log_probability_of_each_label_word(bpe)
     raw_scores, pmi_scores = (scoring.candidate_scores(task, scoring.score_candidates(
         model, scoring.task_candidates(task), 32)) for task in (raw, pmi))
     # log P(word | document start, "very"), computed here from the model's own next-token log-probabilities
-    very = zeroshot_tasks.document_start(bpe) + tuple(bpe.encode("very"))
+    very = bpe.document_start() + tuple(bpe.encode("very"))
     unconditional = []
     for word in ("negative", "positive"):
         ids = torch.tensor([very + tuple(bpe.encode(word))])
@@ -325,7 +325,7 @@ def test_multiple_choice_scores_only_the_answer_tokens(bpe):
     assert count == 2
     assert summed == pytest.approx(float(log_probs[5] + log_probs[6]), abs=1e-5)
     task = zeroshot_tasks.choice_task(QUESTIONS, bpe)
-    start = zeroshot_tasks.document_start(bpe)
+    start = bpe.document_start()
     for example, candidates in zip(QUESTIONS, task.candidates):
         assert [c.continuation for c in candidates] == [tuple(bpe.encode(choice)) for choice in example.choices]
         assert {c.context for c in candidates} == {start + tuple(bpe.encode(example.context))}

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe
+from gpt1.tokenizer.bpe import Gpt1Bpe
 from gpt1.data.embedded import AGREEMENT_FILE, read_agreement
 from gpt1.errors import UserError
 from gpt1.data.records import ClassificationExample, MultipleChoiceExample, TaskSpec, read_examples
@@ -72,12 +72,6 @@ class ZeroShotTask:
     accept_share: float | None = None
 
 
-def document_start(bpe: Gpt1Bpe) -> tuple[int, ...]:
-    """The token pretraining puts between documents, so that each text reads as a new document."""
-    separator = bpe.encoder.get("\n" + END_OF_WORD)
-    return () if separator is None else (separator,)
-
-
 def _candidate(context: Sequence[int], continuation: Sequence[int]) -> Candidate:
     if not continuation:
         raise UserError("a zero-shot candidate encodes to no tokens; check the task files for empty texts")
@@ -91,7 +85,7 @@ def sentiment_task(examples: Sequence[ClassificationExample], label_words: Seque
                    contexts: Sequence[Sequence[int]] | None = None) -> ZeroShotTask:
     """The " very" heuristic; `calibrated` subtracts log P(word | " very") to undo a model's prior for one word.
     `contexts`: the reviews + " very" already encoded (the exact and the calibrated task share them)."""
-    start = document_start(bpe)
+    start = bpe.document_start()
     words = [tuple(bpe.encode(word)) for word in label_words]
     if contexts is None:
         contexts = list(bpe.encode_many([example.text + " very" for example in examples]))
@@ -111,7 +105,7 @@ def choice_task(examples: Sequence[MultipleChoiceExample], bpe: Gpt1Bpe, name: s
         raise UserError(f"{name}: no test examples to score; check data/tasks/{name}/test.jsonl")
     # Encoded apart, so the answer's tokens are exactly its own; GPT-1's BPE splits words at whitespace
     # first, so this equals encoding context + " " + answer in one go.
-    start = document_start(bpe)
+    start = bpe.document_start()
     contexts = list(bpe.encode_many([example.context for example in examples]))
     answers = iter(bpe.encode_many([choice for example in examples for choice in example.choices]))
     candidates = tuple(tuple(_candidate(start + tuple(context), next(answers)) for _ in example.choices)
@@ -128,7 +122,7 @@ def acceptability_task(examples: Sequence[ClassificationExample], train_share: f
     """CoLA's heuristic: average token log-probability, the top `train_share` of sentences called acceptable."""
     if not examples:
         raise UserError(f"{name}: no test examples to score; check data/tasks/{name}/test.jsonl")
-    start = document_start(bpe)
+    start = bpe.document_start()
     sentences = bpe.encode_many([example.text for example in examples])
     labels = tuple(int(int(example.label) == ACCEPTABLE) for example in examples)
     test_share = sum(labels) / len(labels)
@@ -144,7 +138,7 @@ def agreement_task(pairs: Sequence[tuple[str, str]], bpe: Gpt1Bpe, total: bool =
     (Linzen et al. 2016, BLiMP) compare them. The two verb forms often differ in token count ("compares"
     may be two tokens where "compare" is one), and a well-predicted suffix token raises an average, so
     averaging favours the longer form more as the model improves; the total has no such pull."""
-    start = document_start(bpe)
+    start = bpe.document_start()
     sentences = iter(bpe.encode_many([sentence for pair in pairs for sentence in pair]))
     candidates = tuple((_candidate(start, next(sentences)), _candidate(start, next(sentences))) for _ in pairs)
     return ZeroShotTask(AGREEMENT_TASK + (TOTAL_SUFFIX if total else ""), "CoLA" + (", total" if total else ""),

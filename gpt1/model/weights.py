@@ -103,9 +103,7 @@ def export_hf(model: GPT1, directory: Path | str, bpe_dir: Path | str | None = N
         (temporary / "config.json").write_text(json.dumps(hf_config_dict(model.config), indent=2) + "\n")
         save_file(tensors, str(temporary / "model.safetensors"), metadata={"format": "pt"})
         if bpe_dir is not None:
-            (temporary / "vocab.json").write_text(json.dumps(bpe.encoder, ensure_ascii=False), encoding="utf-8")
-            lines = ["#version: 0.2"] + [f"{a} {b}" for a, b in bpe.merges]
-            (temporary / "merges.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            bpe.write_vocabulary(temporary / "vocab.json", temporary / "merges.txt")
 
 
 def import_hf(directory: Path | str) -> GPT1:

@@ -160,16 +160,25 @@ class Gpt1Bpe:
 
     # --- files ----------------------------------------------------------------------------------------
 
+    def document_start(self) -> tuple[int, ...]:
+        """The token pretraining puts between documents, so that a text read after it starts a new document."""
+        separator = self.encoder.get("\n" + END_OF_WORD)
+        return () if separator is None else (separator,)
+
+    def write_vocabulary(self, encoder_path: Path, merges_path: Path) -> None:
+        """GPT-1's two files: token -> id as JSON, and the merges one pair per line after a version header
+        (encoder_bpe_*.json and vocab_*.bpe; transformers reads the same pair as vocab.json and merges.txt)."""
+        # encoding named: the locale's (latin-1 on some machines) cannot hold every token
+        Path(encoder_path).write_text(json.dumps(self.encoder, ensure_ascii=False), encoding="utf-8")
+        lines = ["#version: 0.2"] + [f"{a} {b}" for a, b in self.merges]
+        Path(merges_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
     def save(self, folder: Path) -> None:
         """Write tokenizer.json and GPT-1's two files into `folder` (replaced whole, atomically)."""
         merges = len(self.merges)
         with atomic_directory(folder) as staging:
             self.hf.save(str(staging / "tokenizer.json"))
-            # encoding named: the locale's (latin-1 on some machines) cannot hold every token
-            (staging / f"encoder_bpe_{merges}.json").write_text(json.dumps(self.encoder, ensure_ascii=False),
-                                                                encoding="utf-8")
-            lines = ["#version: 0.2"] + [f"{a} {b}" for a, b in self.merges]
-            (staging / f"vocab_{merges}.bpe").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            self.write_vocabulary(staging / f"encoder_bpe_{merges}.json", staging / f"vocab_{merges}.bpe")
 
     @classmethod
     def load(cls, folder: Path) -> "Gpt1Bpe":
