@@ -243,3 +243,10 @@ def test_snakemake_refuses_an_unknown_key(key, raw, tmp_path):
     output = result.stdout + result.stderr
     assert result.returncode != 0
     assert f"unknown key '{key}'" in output, output
+
+
+@pytest.mark.parametrize("variants", [["full", "bigger"], ["full", "full"]])
+def test_finetune_variants_must_be_registered_methods_named_once(raw, variants):
+    with pytest.raises(UserError, match=r"bad value for 'finetune.variants'.*each a method of gpt1/methods.py, once: "
+                                        r"full, no_pretrain, no_aux_lm, lstm"):
+        parse_params(edited(raw, "finetune.variants", variants), "p")

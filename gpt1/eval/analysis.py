@@ -34,11 +34,6 @@ PAPER_TABLE_5 = pd.DataFrame.from_dict(
 LARGE_TRAIN = 10_000
 
 
-def label(method: str) -> str:
-    """A method's Table 5 row name (the paper's table has rows that are not ours: those keep their key)."""
-    return METHODS[method].label if method in METHODS else method
-
-
 def primary_metric(spec: TaskSpec) -> str:
     """The paper's headline metric for a task (first listed: accuracy, MCC, F1 or Pearson)."""
     return spec.metrics[0]
@@ -121,7 +116,7 @@ def interval_markdown(intervals: dict[str, dict[str, Interval]], columns: list[s
     lines = ["| full − method | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
     for method, by_column in intervals.items():
         cells = [f"{_with_interval(by_column[c])} {by_column[c].verdict}" for c in columns]
-        lines.append(f"| {label(method)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {METHODS[method].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -182,7 +177,7 @@ def markdown_table(frame: pd.DataFrame, std: pd.DataFrame | None = None) -> str:
     for method, row in frame.iterrows():
         cells = [f"{value:.1f}" + (f" ± {std.loc[method, column]:.1f}" if std is not None else "")
                  for column, value in row.items()]
-        lines.append(f"| {label(method)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {METHODS[method].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
