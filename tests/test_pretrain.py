@@ -11,6 +11,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ from gpt1.errors import UserError
 from gpt1.model.lm import TransformerConfig, build_model, load_model
 from gpt1.stages.pretrain import run
 from gpt1.train.loop import build_optimizer, load_state
-from gpt1.train.pretrain import accumulation_steps, checkpoint_steps
+from gpt1.train.pretrain import _log_step, accumulation_steps, checkpoint_steps
 from gpt1.train.schedules import warmup_cosine
 import tiny
 
@@ -182,6 +183,23 @@ def test_unigram_perplexity_uses_add_one_smoothed_training_counts():
 
 
 # ---- end to end -------------------------------------------------------------------------------------
+
+def test_logging_a_step_costs_as_much_late_in_a_run_as_early(tmp_path):
+    """DVCLive's next_step re-read every plot file at every update: 4,000 updates spent ~40 s on it on 2 cores,
+    most of it near the end. A logged step must cost the same at step 3,000 as at step 1."""
+    from dvclive import Live
+
+    live = Live(dir=str(tmp_path), save_dvc_exp=False, dvcyaml=None)
+    seconds = []
+    for step in range(1, 3001):
+        started = time.perf_counter()
+        _log_step(live, {"step": step, "train/loss": 1.0 / step, "train/grad_norm": 0.5, "train/tokens": step})
+        seconds.append(time.perf_counter() - started)
+    early, late = sorted(seconds[:300])[150], sorted(seconds[-300:])[150]  # medians
+    assert late < 3 * early + 1e-4, (early, late)
+    rows = (tmp_path / "plots" / "metrics" / "train" / "loss.tsv").read_text().splitlines()
+    assert len(rows) == 1 + 3000 and rows[-1] == f"3000\t{1 / 3000}"
+
 
 def test_transformer_pretrains_below_unigram_and_writes_every_output(tmp_path):
     tokens = write_tokens(tmp_path / "tokens")

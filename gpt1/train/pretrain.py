@@ -114,7 +114,6 @@ def evaluate(model: LanguageModel, tokens: np.ndarray, starts: np.ndarray, lengt
 
 # ---- the stage ---------------------------------------------------------------------------------------
 
-
 class Trainer:
     def __init__(self, params: Params, kind: Kind, tokens_dir: Path, out_dir: Path, metrics_dir: Path,
                  runtime: distributed.Runtime):
@@ -236,6 +235,8 @@ class Trainer:
                              val_loss, math.exp(val_loss))
             state.history.append(entry)
             _log_step(live, entry)
+            if main and "val/loss" in entry:
+                live.make_summary()  # at evaluations only: DVCLive's per-step sync costs more the longer the run
             if main and state.step in self.checkpoint_steps:
                 save_model(self.model, self.staging / f"step_{state.step}.safetensors")
             if state.step % self.p.save_interval == 0 and state.step < self.max_steps:
@@ -261,7 +262,7 @@ class Trainer:
             # (~0 after the anneal) and speed say nothing about a run; the curves keep them.
             train = {key: value for key, value in live.summary.pop("train", {}).items()
                      if key not in ("learning_rate", "tokens_per_second")}
-            live.summary = {"val": live.summary.pop("val", {}), **live.summary, "train": train}
+            live.summary = {"val": live.summary.pop("val", {}), "step": state.step, **live.summary, "train": train}
             live.end()
             self.resume_path.unlink(missing_ok=True)
             shutil.rmtree(self.staging, ignore_errors=True)
@@ -283,13 +284,13 @@ class Trainer:
 
 
 def _log_step(live, entry: dict[str, Any]) -> None:
+    """A row per metric in DVCLive's plots; not `live.next_step()`, which re-reads every plot file at each call."""
     if live is None:
         return
     live.step = entry["step"]
     for name, value in entry.items():
         if name != "step":
             live.log_metric(name, value)
-    live.next_step()
 
 
 def _link_or_copy(source: Path, destination: Path) -> None:
