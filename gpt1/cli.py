@@ -97,6 +97,7 @@ STAGES = {  # command -> (module of gpt1.stages, which is also the dvc.yaml stag
     "zeroshot": ("zeroshot", "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)"),
     "ablation": ("ablation", "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md"),
     "layer-figure": ("layer_figure", "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png"),
+    "paper-tables": ("paper_tables", "the paper's Tables 2-4 beside ours: results/paper_tables.csv and .md"),
 }
 TOOLS = {
     "profile": (_profile, "print the `dvc exp run -S ...` line that applies profiles (or, --yaml, the composed params)"),

@@ -104,7 +104,7 @@ def test_every_command_got_the_profiles(paper_run):
     commands = {line.split("Shell command:", 1)[1].strip() for line in paper_run.printed.splitlines()
                 if "Shell command:" in line} - {"None"}
     flags = " ".join(f"--profile {path}" for path in paper_run.profiles)
-    assert len(commands) == 3 * 4 + 1 + 12, sorted(commands)  # finetune runs, one layer transfer, the rest
+    assert len(commands) == 3 * 4 + 1 + 13, sorted(commands)  # finetune runs, one layer transfer, the rest
     assert all(command.startswith(f"gpt1 {flags} ") for command in commands), sorted(commands)
 
 

@@ -139,6 +139,23 @@ def test_table5_cells_equal_an_independent_computation_from_the_predictions(dvc_
         assert table[task].tolist() == pytest.approx(expected[task].tolist(), abs=0.006), task  # 2 decimals
 
 
+def test_tables_2_to_4_set_full_beside_the_paper_task_each_task_stands_for(dvc_repo):
+    from gpt1.eval.paper_tables import COMPARED_WITH, PAPER_SCORES
+
+    params = _tiny_params()
+    tasks = params["data"]["tasks"]
+    table = pd.read_csv(dvc_repo / "results/paper_tables.csv").set_index("task")
+    assert sorted(table.index) == sorted(tasks)
+    expected = independent_table5(dvc_repo, tasks, ["full"], params["finetune"]["seeds"])
+    for task in tasks:
+        row, (paper_task, _) = table.loc[task], COMPARED_WITH[task]
+        assert row.paper_task == paper_task and row.paper == PAPER_SCORES[paper_task].value
+        assert row["mean"] == pytest.approx(expected.loc["full", task], abs=0.006)
+        assert row.low - 0.01 <= row["mean"] <= row.high + 0.01 and row.relation == "stand-in"
+        assert row.difference == pytest.approx(row["mean"] - row.paper, abs=0.011)
+    assert "## Table 2: natural language inference" in (dvc_repo / "results/paper_tables.md").read_text()
+
+
 def test_the_first_seeds_model_is_kept_and_predicts_as_the_stage_did(dvc_repo):
     """`gpt1 predict` on a DVC-tracked kept run reproduces the stage's test predictions; other seeds keep none."""
     params = _tiny_params()
@@ -251,7 +268,7 @@ def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dv
     ran = _stages_run(output)
     assert any(stage.startswith("finetune@") for stage in ran), output
     assert all(stage.split("@")[0] in {"user_files", "finetune", "layer_transfer", "evaluate", "ablation",
-                                       "layer_figure"} for stage in ran), sorted(ran)
+                                       "paper_tables", "layer_figure"} for stage in ran), sorted(ran)
 
     _run([dvc, "exp", "push", "origin", "higher-lr"], clone)
     _run([dvc, "exp", "pull", "origin", "higher-lr"], dvc_repo)
