@@ -92,11 +92,13 @@ STAGES = {  # command -> (module of gpt1.stages, which is also the dvc.yaml stag
     "pretrain": ("pretrain", "pretrain the Transformer or the LSTM language model (resumes after interruption)"),
     "finetune": ("finetune", "fine-tune one (task, variant), every seed, with the paper's input transformations"),
     "layer-transfer": ("layer_transfer", "fine-tune with only the first k pretrained blocks transferred, every seed"),
+    "transfer-curve": ("transfer_curve", "fine-tune full from a pretraining checkpoint (transfer over pretraining), every seed"),
     "baselines": ("baselines", "majority-class and TF-IDF + logistic regression baselines"),
     "evaluate": ("evaluate", "gather every test metric into results/scores.csv and results/metrics.json"),
     "zeroshot": ("zeroshot", "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)"),
     "ablation": ("ablation", "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md"),
     "layer-figure": ("layer_figure", "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png"),
+    "transfer-figure": ("transfer_figure", "transfer over pretraining: results/transfer_curve.csv, _trend.csv and .png"),
     "paper-tables": ("paper_tables", "the paper's Tables 2-4 beside ours: results/paper_tables.csv and .md"),
 }
 TOOLS = {
@@ -117,7 +119,7 @@ def stage_module(command: str):
 def log_path(args) -> Path:
     """The job's log file (gpt1/layout.py), from its command-line arguments."""
     return layout.job_log(args.stage, **{name: getattr(args, name, None)
-                                         for name in ("task", "variant", "layers", "model", "seed")})
+                                         for name in ("task", "variant", "layers", "model", "seed", "step")})
 
 
 def _configure_logging(args) -> None:
@@ -140,9 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
     texts = {name: text for name, (_, text) in {**STAGES, **TOOLS}.items()}
     parsers = {name: commands.add_parser(name, help=text, description=text) for name, text in texts.items()}
-    # Only the stages that take options are imported here (pretrain, finetune, layer-transfer; none loads
-    # torch at import time), so building the parser stays cheap.
-    for name in ("pretrain", "finetune", "layer-transfer"):
+    # Only the stages that take options are imported here (none loads torch at import time), so building the
+    # parser stays cheap.
+    for name in ("pretrain", "finetune", "layer-transfer", "transfer-curve"):
         stage_module(name).add_arguments(parsers[name])
     bench = parsers["benchmark"]
     bench.add_argument("--configs", nargs="+", choices=["default", "mid"], default=None,

@@ -17,6 +17,7 @@ from gpt1.errors import UserError
 from gpt1.layout import PIPELINE_FOLDERS
 from gpt1.methods import METHODS
 from gpt1.params_files import DEFAULT_PARAMS, compose_raw
+from gpt1.params_checks import layer_transfer_fits, transfer_curve_fits
 
 
 # Adam's decay rates: 1 would never forget, below 0 is meaningless; eps must be a finite positive number.
@@ -26,7 +27,7 @@ Seed = Annotated[StrictInt, Field(ge=0, le=2**64 - 1)]  # strict: `true` is not 
 def _distinct(values: list) -> list:
     repeated = sorted({value for value in values if values.count(value) > 1})
     if repeated:
-        raise ValueError(f"lists {repeated} more than once; each seed once")
+        raise ValueError(f"lists {repeated} more than once; list each once")
     return values
 
 
@@ -209,15 +210,22 @@ class FinetuneParams(Section):
 
 
 class AnalysisParams(Section):
-    """Figure 2 (left): fine-tune with only the first k pretrained blocks transferred."""
+    """Figure 2 (left): fine-tune with only the first k pretrained blocks transferred; and transfer over
+    pretraining: fine-tune `full` from earlier pretraining checkpoints. Both run layer_transfer_seeds."""
 
     layer_transfer_tasks: list[str] = Field(min_length=1)
     layer_transfer_layers: list[int] = Field(
         min_length=1, description="values of k the layer_transfer stage trains, 0 ... model.n_layer - 1; the "
         "k = model.n_layer point is the finetune stage's `full` run")
     layer_transfer_seeds: list[Seed] = Field(min_length=1)
+    transfer_curve_tasks: list[str] = Field(min_length=1,
+                                            description="tasks fine-tuned from earlier pretraining checkpoints")
+    transfer_curve_steps: list[int] = Field(
+        min_length=1, description="pretraining updates whose kept checkpoints (pretrain.checkpoints) start a run; the ends, 0 "
+        "and the last update, are the finetune stage's no_pretrain and full runs")
 
     _seeds_distinct = field_validator("layer_transfer_seeds")(_distinct)
+    _curve_distinct = field_validator("transfer_curve_tasks", "transfer_curve_steps")(_distinct)
 
 
 class Params(Section):
@@ -238,32 +246,9 @@ class Params(Section):
             raise ValueError("pretrain.max_steps is 0 (the Transformer's weights as init_from gives them), but the "
                              "LSTM has no released weights and would be published untrained; set "
                              "pretrain.lstm.max_steps to the updates it should train")
-        from gpt1.data.registry import TASKS
-
-        for task in self.analysis.layer_transfer_tasks:
-            if task not in self.data.tasks:
-                raise ValueError(f"analysis.layer_transfer_tasks: '{task}' is not one of data.tasks {self.data.tasks}")
-            if task in TASKS and TASKS[task].spec.is_regression:
-                raise ValueError(f"analysis.layer_transfer_tasks: '{task}' is a regression task; Figure 2 (left) plots "
-                                 "accuracy, so name a classification, entailment or multiple-choice task")
-        self._layer_transfer_reuses_full_runs()
+        layer_transfer_fits(self)
+        transfer_curve_fits(self)
         return self
-
-    def _layer_transfer_reuses_full_runs(self) -> None:
-        """Figure 2's all-blocks point is the finetune stage's `full` run, so it must exist and not be re-trained."""
-        analysis, depth = self.analysis, self.model.n_layer
-        if depth in analysis.layer_transfer_layers:
-            raise ValueError(f"analysis.layer_transfer_layers: remove {depth} (model.n_layer): the all-blocks point "
-                             "is read from the finetune stage's full runs (results/finetune/<task>/full/seed<s>)")
-        outside = [k for k in analysis.layer_transfer_layers if not 0 <= k < depth]
-        if outside:
-            raise ValueError(f"analysis.layer_transfer_layers: {outside} outside 0 ... {depth - 1} "
-                             f"(blocks kept, below model.n_layer = {depth})")
-        missing = [seed for seed in analysis.layer_transfer_seeds if seed not in self.finetune.seeds]
-        if missing or "full" not in self.finetune.variants:
-            raise ValueError(f"analysis.layer_transfer_seeds {analysis.layer_transfer_seeds} must be among "
-                             f"finetune.seeds {self.finetune.seeds}, and finetune.variants must include full: "
-                             "Figure 2 (left) reads its all-blocks point from those finetune runs")
 
 
 def _is_within(path: Path, folder: Path) -> bool:

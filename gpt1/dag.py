@@ -21,7 +21,7 @@ import yaml
 from gpt1.errors import UserError
 
 _REFERENCE = re.compile(r"\$\{\s*([^${}]+?)\s*\}")
-TRAINING_COMMANDS = ("pretrain", "finetune", "layer-transfer")  # they use every core, and a GPU where present
+TRAINING_COMMANDS = ("pretrain", "finetune", "layer-transfer", "transfer-curve")  # they use every core, and a GPU where present
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,16 @@ def pretrained_model(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
     return Path(pretrain_dir) / kind / "model.safetensors"
 
 
+def checkpoint_file(step: int) -> str:
+    """The name of the pretraining checkpoint kept after update `step` (pretrain.checkpoints, log-spaced)."""
+    return f"step_{step}.safetensors"
+
+
+def pretraining_checkpoint(kind: str, step: int, pretrain_dir: Path = PRETRAIN) -> Path:
+    """A kept pretraining checkpoint of a model ("transformer" or "lstm"), published with its final weights."""
+    return Path(pretrain_dir) / kind / "checkpoints" / checkpoint_file(step)
+
+
 def finetune_runs(task: str, variant: str, results: Path = RESULTS) -> Path:
     """The finetune stage's output for one (task, variant): a folder per seed (`seed_run`)."""
     return Path(results) / "finetune" / task / variant
@@ -36,6 +46,12 @@ def finetune_runs(task: str, variant: str, results: Path = RESULTS) -> Path:
 def layer_transfer_runs(task: str, layers: int, results: Path = RESULTS) -> Path:
     """The layer_transfer stage's output for one (task, k): `full` with k pretrained blocks, a folder per seed."""
     return Path(results) / "layer_transfer" / task / f"layers{layers}"
+
+
+def transfer_curve_runs(task: str, step: int, results: Path = RESULTS) -> Path:
+    """The transfer_curve stage's output for one (task, checkpoint): `full` fine-tuned from pretraining update
+    `step`, a folder per seed."""
+    return Path(results) / "transfer_curve" / task / f"step{step}"
 
 
 def seed_run(runs: Path, seed: int) -> Path:
@@ -51,14 +67,22 @@ def layer_transfer_run(task: str, layers: int, seed: int, results: Path = RESULT
     return seed_run(layer_transfer_runs(task, layers, results), seed)
 
 
+def transfer_curve_run(task: str, step: int, seed: int, results: Path = RESULTS) -> Path:
+    return seed_run(transfer_curve_runs(task, step, results), seed)
+
+
 def job_log(stage: str, task: str | None = None, variant: str | None = None, layers: int | None = None,
-            model: str | None = None, seed: int | None = None) -> Path:
+            model: str | None = None, seed: int | None = None, step: int | None = None) -> Path:
     """One log per job, so parallel jobs never share a file (the Snakefile declares the same names); a one-off
     `--seed` run gets its own file, so it never overwrites the log of the stage's run."""
     if stage == "pretrain":
         return LOGS / "pretrain" / f"{model}.log"
-    if stage in ("finetune", "layer-transfer"):
-        run = (LOGS / "finetune" / task / variant if stage == "finetune"
-               else LOGS / "layer_transfer" / task / f"layers{layers}")
-        return run.with_name(f"{run.name}.log") if seed is None else run / f"seed{seed}.log"
-    return LOGS / f"{stage}.log"
+    if stage == "finetune":
+        run = LOGS / "finetune" / task / variant
+    elif stage == "layer-transfer":
+        run = LOGS / "layer_transfer" / task / f"layers{layers}"
+    elif stage == "transfer-curve":
+        run = LOGS / "transfer_curve" / task / f"step{step}"
+    else:
+        return LOGS / f"{stage}.log"
+    return run.with_name(f"{run.name}.log") if seed is None else run / f"seed{seed}.log"

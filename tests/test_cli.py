@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +55,10 @@ def test_finetune_runs_every_seed_unless_one_is_named_and_logs_accordingly():
     assert layers.seed is None and log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2.log")
     layers = parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2", "--seed", "1"])
     assert log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2/seed1.log")
+    curve = parser.parse_args(["transfer-curve", "--task", "snli_100k", "--step", "374"])
+    assert curve.seed is None and log_path(curve) == Path("logs/transfer_curve/snli_100k/step374.log")
+    curve = parser.parse_args(["transfer-curve", "--task", "snli_100k", "--step", "374", "--seed", "2"])
+    assert log_path(curve) == Path("logs/transfer_curve/snli_100k/step374/seed2.log")
 
 
 def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
@@ -62,7 +67,7 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
     import gpt1.train.finetune as library
     from gpt1.cli import build_parser
     from gpt1.config import load_params
-    from gpt1.stages import finetune, layer_transfer
+    from gpt1.stages import finetune, layer_transfer, transfer_curve
 
     calls = []
     monkeypatch.setattr(library, "run_seeds", lambda params, task, variant, seeds, **options: calls.append(
@@ -73,6 +78,25 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1"]), params)
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1", "--seed", "7"]),
                         params)
+    transfer_curve.main(parser.parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "374"]), params)
+    transfer_curve.main(parser.parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "374", "--seed", "7"]),
+                        params)
     assert calls == [([1, 2, 3], Path("results/finetune/sts_b/full")), ([7], Path("results/one-off/finetune/sts_b/full")),
                      ([1, 2], Path("results/layer_transfer/snli_100k/layers1")),
-                     ([7], Path("results/one-off/layer_transfer/snli_100k/layers1"))]
+                     ([7], Path("results/one-off/layer_transfer/snli_100k/layers1")),
+                     ([1, 2], Path("results/transfer_curve/rt_polarity/step374")),
+                     ([7], Path("results/one-off/transfer_curve/rt_polarity/step374"))]
+
+
+def test_the_transfer_curve_stage_says_why_it_cannot_run_on_released_weights_used_as_they_are():
+    from gpt1.cli import build_parser
+    from gpt1.config import parse_params
+    from gpt1.errors import UserError
+    from gpt1.stages import transfer_curve
+    from tiny import tiny_raw_params
+
+    raw = tiny_raw_params(pretrain={"max_steps": 0, "init_from": "/weights/gpt1"})
+    raw["pretrain"]["lstm"]["max_steps"] = 6
+    with pytest.raises(UserError, match=r"pretrain.max_steps is 0 \(released weights used as they are\)"):
+        transfer_curve.main(build_parser().parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "2"]),
+                            parse_params(raw))

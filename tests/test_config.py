@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from gpt1.data import registry
 from gpt1.config import Params, load_params, parse_params
 from gpt1.errors import UserError
+from gpt1.train.schedules import checkpoint_steps
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS_YAML = REPO / "params.yaml"
@@ -169,6 +170,37 @@ def test_layer_transfer_seeds_must_be_finetune_seeds(raw):
 def test_layer_transfer_needs_the_full_variant(raw):
     with pytest.raises(UserError, match="finetune.variants must include full"):
         parse_params(edited(raw, "finetune.variants", ["no_pretrain", "lstm"]), "p")
+
+
+# --- transfer over pretraining starts from checkpoints pretraining keeps ---------------------------------------
+
+def test_transfer_curve_steps_must_be_kept_checkpoints_below_the_last_update(raw):
+    pretrain = raw["pretrain"]
+    kept = checkpoint_steps(pretrain["max_steps"], pretrain["checkpoints"])
+    for wanted in ([kept[1], kept[1] + 1], [kept[-1]]):  # not kept; the last update (the finetune stage's full run)
+        with pytest.raises(UserError) as error:
+            parse_params(edited(raw, "analysis.transfer_curve_steps", wanted), "p")
+        message = str(error.value)
+        assert "\n" not in message and f"analysis.transfer_curve_steps: {wanted[-1:]} are not kept" in message
+        assert f"choose among {kept[:-1]}" in message
+    assert parse_params(edited(raw, "analysis.transfer_curve_steps", kept[:-1])).analysis.transfer_curve_steps == kept[:-1]
+
+
+def test_transfer_curve_tasks_must_be_selected_and_listed_once(raw):
+    with pytest.raises(UserError, match=r"transfer_curve_tasks: 'race' is not one of data.tasks"):
+        parse_params(edited(raw, "analysis.transfer_curve_tasks", ["race"]), "p")
+    task = raw["data"]["tasks"][0]
+    with pytest.raises(UserError, match=rf"lists \['{task}'\] more than once"):
+        parse_params(edited(raw, "analysis.transfer_curve_tasks", [task, task]), "p")
+
+
+def test_released_weights_used_as_they_are_leave_the_curve_to_its_stage(raw):
+    """No pretraining here keeps no checkpoints: every other stage still validates and runs; the transfer_curve
+    stage itself says why it cannot (tests/test_finetune.py)."""
+    edited_raw = edited(edited(raw, "pretrain.max_steps", 0), "pretrain.init_from", "/weights/gpt1")
+    edited_raw["pretrain"]["lstm"]["max_steps"] = 100
+    params = parse_params(edited_raw)
+    assert params.analysis.transfer_curve_steps == raw["analysis"]["transfer_curve_steps"]
 
 
 @pytest.mark.parametrize("text, expected", [

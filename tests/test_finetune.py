@@ -168,6 +168,32 @@ def test_seeds_in_one_process_write_what_each_seed_writes_alone(workspace, task,
     assert f"Reproduce: `{command}`" in (together / "seed2" / "model_card.md").read_text()
 
 
+def test_a_run_can_start_from_a_kept_pretraining_checkpoint(workspace):
+    """The transfer curve fine-tunes `full` from the checkpoint after update S: other weights than the final
+    ones, said in the model card with the command that re-runs it; an update without a checkpoint is refused."""
+    from gpt1.layout import pretraining_checkpoint
+    from gpt1.tokenizer.bpe import Gpt1Bpe
+
+    torch.manual_seed(7)  # an earlier checkpoint: other weights than model.safetensors
+    transformer = {k: v for k, v in TINY_MODEL.items() if k != "dropout"}
+    vocab = Gpt1Bpe.load(workspace / "bpe").vocab_size - 3  # as the fixture's: without the special tokens
+    save_model(build_model("transformer", dict(vocab_size=vocab, **transformer)),
+               pretraining_checkpoint("transformer", 2, workspace / "pretrain"))
+    early = run_seeds(workspace, "rt_polarity", "full", [1], "from-step2", pretrain_step=2)
+    final = run_seeds(workspace, "rt_polarity", "full", [1], "from-final")
+    card = (early / "seed1" / "model_card.md").read_text()
+    assert "starting checkpoint: after pretraining update 2" in card
+    assert "Reproduce: `gpt1 transfer-curve --task rt_polarity --step 2 --seed 1`" in card
+    assert (early / "seed1" / "predictions_test.jsonl").read_bytes() != \
+        (final / "seed1" / "predictions_test.jsonl").read_bytes()
+    assert "starting checkpoint" not in (final / "seed1" / "model_card.md").read_text()
+    with pytest.raises(UserError, match=r"step_5.safetensors not found: the transformer pretraining kept checkpoints "
+                                        r"after updates \[2\]"):
+        run_seeds(workspace, "rt_polarity", "full", [1], "from-step5", pretrain_step=5)
+    with pytest.raises(UserError, match="no_pretrain' starts from random weights"):
+        run_seeds(workspace, "rt_polarity", "no_pretrain", [1], "random-from-step2", pretrain_step=2)
+
+
 def test_save_weights_flag_writes_the_fine_tuned_model(workspace):
     _, out_dir = run(workspace, "rt_polarity", "full", out="weights", save_weights=True)
     from safetensors.torch import load_file

@@ -32,7 +32,8 @@ def _params(task: str):
     raw["model"] = dict(n_positions=64, n_layer=1, n_head=2, d_model=16, d_ff=32, dropout=0.0)
     raw["finetune"].update(seeds=[1], batch_size=2, epochs=1, max_train_examples=None, max_eval_examples=None,
                            device="cpu", dtype="float32", lr=1e-3)
-    raw["analysis"].update(layer_transfer_tasks=[task], layer_transfer_layers=[0], layer_transfer_seeds=[1])
+    raw["analysis"].update(layer_transfer_tasks=[task], layer_transfer_layers=[0], layer_transfer_seeds=[1],
+                           transfer_curve_tasks=[task])
     if PAPER_TASKS[task].spec.is_regression:  # Figure 2 (left) refuses regression tasks: validate with one it
         raw["data"]["tasks"].append("cola")  # accepts, then keep only the task under test (no layer transfer here)
         raw["analysis"]["layer_transfer_tasks"] = ["cola"]

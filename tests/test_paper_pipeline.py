@@ -51,7 +51,7 @@ def _profile(server, root) -> dict:  # noqa: F811
                      "task_test_fraction": 0.25, "mirrors": mirrors, "local_paths": {"books": str(root / "books")}},
             "bpe": {"merges": 100},
             "pretrain": {"compile": False},  # compiling a 6-step run costs more than the run
-            "analysis": {"layer_transfer_tasks": ["race"]}}
+            "analysis": {"layer_transfer_tasks": ["race"], "transfer_curve_tasks": ["race"]}}
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +83,8 @@ def test_every_stage_ran_and_table5_has_the_papers_tasks(paper_run):
     assert list(table.index) == ["full", "no_pretrain", "no_aux_lm", "lstm"]
     layers = pd.read_csv(paper_run.root / "results/layer_transfer.csv")
     assert set(layers["task"]) == {"race"}
+    curve = pd.read_csv(paper_run.root / "results/transfer_curve.csv")  # no_pretrain, the tiny step 2, full
+    assert set(curve["task"]) == {"race"} and sorted(set(curve["updates"])) == [0, 2, 6]
 
 
 def test_zero_shot_heuristics_come_from_the_paper_tasks(paper_run):
@@ -104,7 +106,7 @@ def test_every_command_got_the_profiles(paper_run):
     commands = {line.split("Shell command:", 1)[1].strip() for line in paper_run.printed.splitlines()
                 if "Shell command:" in line} - {"None"}
     flags = " ".join(f"--profile {path}" for path in paper_run.profiles)
-    assert len(commands) == 3 * 4 + 1 + 13, sorted(commands)  # finetune runs, one layer transfer, the rest
+    assert len(commands) == 3 * 4 + 1 + 1 + 14, sorted(commands)  # finetune, a layer transfer, a curve run, the rest
     assert all(command.startswith(f"gpt1 {flags} ") for command in commands), sorted(commands)
 
 
@@ -117,7 +119,7 @@ def test_the_report_gathers_the_tables_figures_and_run_times(paper_run, tmp_path
          paper_run.root)
     html = page.read_text(encoding="utf-8")
     for name in ("ablation.csv", "ablation_intervals.csv", "layer_transfer.png", "zero_shot.png", "Table 5",
-                 "Figure 2", "Pretraining", "finetune"):
+                 "Figure 2", "Pretraining", "finetune", "transfer_curve.png", "Transfer over pretraining"):
         assert name in html, name
 
 

@@ -26,7 +26,8 @@ BIN = Path(sys.executable).parent
 
 TINY = ["profiles/tiny.yaml"]
 OUTPUTS = ["results/ablation.csv", "results/scores.csv", "results/layer_transfer.csv",
-           "results/layer_transfer_trend.csv", "results/zero_shot.csv"]
+           "results/layer_transfer_trend.csv", "results/zero_shot.csv", "results/transfer_curve.csv",
+           "results/transfer_curve_trend.csv"]
 
 pytestmark = pytest.mark.slow
 
@@ -200,7 +201,7 @@ def test_the_english_block_is_where_the_reader_takes_it_in_the_real_file(dvc_rep
 def test_figures_are_drawn(dvc_repo):
     import matplotlib.image
 
-    for figure in ("results/zero_shot.png", "results/layer_transfer.png"):
+    for figure in ("results/zero_shot.png", "results/layer_transfer.png", "results/transfer_curve.png"):
         pixels = matplotlib.image.imread(dvc_repo / figure)
         assert len(set(map(tuple, pixels.reshape(-1, pixels.shape[-1]).round(2)))) > 10, figure  # not blank
 
@@ -211,8 +212,9 @@ def test_dvc_plots_draws_table5_the_curves_and_each_figure_once(dvc_repo):
     table = next(plots for name, plots in shown.items() if name.startswith("Table 5"))
     assert [row["method"] for row in table[0]["content"]["data"]["values"]] == ["full", "no_pretrain", "no_aux_lm",
                                                                                  "lstm"]
-    assert {"Pretraining validation loss", "results/zero_shot.png", "results/layer_transfer.png"} <= set(shown)
-    assert len(shown["results/zero_shot.png"]) == 1 and len(shown["results/layer_transfer.png"]) == 1
+    figures = ("results/zero_shot.png", "results/layer_transfer.png", "results/transfer_curve.png")
+    assert {"Pretraining validation loss", *figures} <= set(shown)
+    assert all(len(shown[figure]) == 1 for figure in figures)
 
 
 def test_second_dvc_repro_does_nothing(dvc_repo):
@@ -267,8 +269,9 @@ def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dv
     output = _run([dvc, "exp", "run", "-S", "finetune.lr=0.002", "-n", "higher-lr"], clone)
     ran = _stages_run(output)
     assert any(stage.startswith("finetune@") for stage in ran), output
-    assert all(stage.split("@")[0] in {"user_files", "finetune", "layer_transfer", "evaluate", "ablation",
-                                       "paper_tables", "layer_figure"} for stage in ran), sorted(ran)
+    assert all(stage.split("@")[0] in {"user_files", "finetune", "layer_transfer", "transfer_curve", "evaluate",
+                                       "ablation", "paper_tables", "layer_figure", "transfer_figure"}
+               for stage in ran), sorted(ran)
 
     _run([dvc, "exp", "push", "origin", "higher-lr"], clone)
     _run([dvc, "exp", "pull", "origin", "higher-lr"], dvc_repo)
@@ -276,10 +279,11 @@ def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dv
                             check=True).stdout.split()
     assert "higher-lr" in listed, listed
 
-    # A changed LSTM checkpoint: layer transfer (which loads the Transformer only) is not among what would re-run.
+    # A changed LSTM checkpoint: layer transfer and the transfer curve (which load the Transformer only) are not
+    # among what would re-run.
     with open(clone / "data/pretrain/lstm/model.safetensors", "ab") as checkpoint:
         checkpoint.write(b" ")
     changed = {line.rstrip(":").strip() for line in _run([dvc, "status"], clone).splitlines()
                if line.endswith(":") and not line[:1].isspace()}
     assert "pretrain@lstm" in changed and any(name.endswith("-lstm") for name in changed), changed
-    assert not any(name.startswith("layer_transfer@") for name in changed), changed
+    assert not any(name.startswith(("layer_transfer@", "transfer_curve@")) for name in changed), changed

@@ -25,7 +25,9 @@ from gpt1.errors import UserError
 from gpt1.model.lm import TransformerConfig, build_model, load_model
 from gpt1.stages.pretrain import run
 from gpt1.train.loop import build_optimizer, load_state
-from gpt1.train.pretrain import _log_step, accumulation_steps, checkpoint_steps
+from gpt1.layout import pretraining_checkpoint
+from gpt1.train.pretrain import _log_step, accumulation_steps
+from gpt1.train.schedules import checkpoint_steps
 from gpt1.train.schedules import warmup_cosine
 import tiny
 
@@ -210,7 +212,8 @@ def test_transformer_pretrains_below_unigram_and_writes_every_output(tmp_path):
     assert result["val_perplexity"] < 0.5 * result["unigram_val_perplexity"]
     assert result["unigram_val_perplexity"] == pytest.approx(VOCAB, rel=0.1)  # near-uniform token counts
     names = sorted(path.name for path in (tmp_path / "out" / "checkpoints").iterdir())
-    assert names == sorted(f"step_{step}.safetensors" for step in checkpoint_steps(40, 4))
+    # the names fine-tuning from a checkpoint (the transfer curve) looks for
+    assert names == sorted(pretraining_checkpoint("transformer", step, tmp_path).name for step in checkpoint_steps(40, 4))
     assert not (tmp_path / "out" / "resume.pt").exists()
     assert not (tmp_path / "out" / "resume-checkpoints").exists()
     final = load_model(tmp_path / "out" / "model.safetensors")

@@ -2,7 +2,8 @@
 
 Tests start from the real params.yaml with profiles/tiny.yaml over it (so a new section or key is exercised
 at once, and the tiny profile is the one the tests run), give the model and the LSTM the shapes the unit
-tests expect, and update whatever section a test names; layer-transfer depths and seeds are cut to fit.
+tests expect, and update whatever section a test names; layer-transfer depths and seeds, and the transfer
+curve's tasks and checkpoints, are cut to fit.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpt1.params_files import compose_raw
+from gpt1.train.schedules import checkpoint_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_PROFILE = ROOT / "profiles" / "tiny.yaml"
@@ -29,4 +31,10 @@ def tiny_raw_params(**sections: dict) -> dict:
     analysis["layer_transfer_layers"] = [k for k in analysis["layer_transfer_layers"] if k < raw["model"]["n_layer"]]
     analysis["layer_transfer_layers"] = analysis["layer_transfer_layers"] or [0]
     analysis["layer_transfer_seeds"] = [s for s in analysis["layer_transfer_seeds"] if s in seeds] or seeds[:1]
+    pretrain = raw["pretrain"]
+    steps = pretrain["transformer"].get("max_steps") or pretrain["max_steps"]
+    if steps:  # released weights used as they are keep no checkpoints, and validation leaves the steps alone
+        kept = checkpoint_steps(steps, pretrain["checkpoints"])[:-1]
+        analysis["transfer_curve_steps"] = [step for step in analysis["transfer_curve_steps"] if step in kept] or kept[:1]
+    analysis["transfer_curve_tasks"] = [task for task in analysis["transfer_curve_tasks"] if task in raw["data"]["tasks"]]
     return raw

@@ -4,7 +4,8 @@ AdamW (decay only on >= 2-D weights), linear warmup over `warmup_fraction` of th
 decay to 0, gradient clipping, classifier dropout, L3 = L2 + λ·L1. A variant is one of Table 5's methods
 (gpt1/methods.py: its starting model, λ and learning rate).
 `transfer_layers=k` (Figure 2, left) keeps the embeddings and the first k pretrained blocks and
-re-initialises the rest; k = n_layer draws nothing and is byte for byte the `full` run.
+re-initialises the rest; k = n_layer draws nothing and is byte for byte the `full` run. `pretrain_step=S`
+(transfer over pretraining) starts from the checkpoint kept after pretraining update S instead of the final one.
 
 Determinism: the training subsample depends only on the project seed (every variant and seed sees the
 same examples, so seeds measure training randomness); the run's seed drives initialisation, dropout and
@@ -196,14 +197,15 @@ def strict_json(value, **options) -> str:
 
 
 def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfer_layers: int | None = None,
-             save_weights: bool = False) -> dict[str, dict[str, float]]:
+             save_weights: bool = False, pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one seed of a prepared task; writes what a process of its own would, byte for byte."""
     params, data, device = prepared.params, prepared.data, prepared.device
     started = time.perf_counter()
     # Reseeding replaces all of the global generator's state (CPU and CUDA), so an earlier seed in the same
     # process leaves nothing behind: init, dropout masks and the head draw from it; batch order from `seed`.
     torch.manual_seed(seed)
-    model = language_model(params, variant, prepared.bpe.vocab_size, prepared.pretrain_dir, transfer_layers)
+    model = language_model(params, variant, prepared.bpe.vocab_size, prepared.pretrain_dir, transfer_layers,
+                           pretrain_step)
     n_ctx = context_length(params, model)
     task_model = TaskModel(model, data.spec, params.finetune.classifier_dropout).to(device)
     encoded = prepared.encoded(n_ctx)
@@ -215,13 +217,13 @@ def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfe
              len(encoded["train"]), lm_coef, lr, n_ctx)
     built = time.perf_counter()
     history = train(task_model, encoded["train"], params, lm_coef, seed, device, lr,
-                    label=f"finetune {prepared.task}/{variant if transfer_layers is None else f'layers{transfer_layers}'}"
-                    f"/seed{seed}", lr_key=lr_key)
+                    label=f"finetune {prepared.task}/{run_name(variant, transfer_layers, pretrain_step)}/seed{seed}",
+                    lr_key=lr_key)
     trained = time.perf_counter()
     results, predictions = _evaluate(task_model, encoded, prepared)
     metrics = {split: results[split]["metrics"] for split in results}
     card = RunCard(task=prepared.task, variant=variant, seed=seed, lm_coef=lm_coef, transfer_layers=transfer_layers,
-                   n_ctx=n_ctx, model_kind=model.kind, model_config=asdict(model.config),
+                   pretrain_step=pretrain_step, n_ctx=n_ctx, model_kind=model.kind, model_config=asdict(model.config),
                    parameters=sum(p.numel() for p in task_model.parameters()), history=history, results=results,
                    saved_weights=save_weights, precision=precision.describe(device, params.finetune.dtype))
     weights = (task_model, TaskRun(prepared.task, variant, seed, n_ctx, data.spec)) if save_weights else None
@@ -232,6 +234,13 @@ def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfe
     return metrics
 
 
+def run_name(variant: str, transfer_layers: int | None, pretrain_step: int | None) -> str:
+    """How logs and errors name a run: its variant, or the Figure 2 / transfer-curve setting it varies."""
+    if transfer_layers is not None:
+        return f"layers{transfer_layers}"
+    return variant if pretrain_step is None else f"step{pretrain_step}"
+
+
 def selected_seeds(seed: int | None, configured: Sequence[int]) -> list[int]:
     """The configured seeds (what the DAG runs, in one process), or the one `--seed` names for a one-off run."""
     return list(configured) if seed is None else [seed]
@@ -239,7 +248,8 @@ def selected_seeds(seed: int | None, configured: Sequence[int]) -> list[int]:
 
 def run_seeds(params: Params, task: str, variant: str, seeds: Sequence[int], *, tasks_dir: Path, bpe_dir: Path,
               pretrain_dir: Path, out_root: Path, transfer_layers: int | None = None,
-              keep_weights_of: Sequence[int] = ()) -> dict[int, dict[str, dict[str, float]]]:
+              keep_weights_of: Sequence[int] = (), pretrain_step: int | None = None
+              ) -> dict[int, dict[str, dict[str, float]]]:
     """Every seed of one (task, variant) in this process: imports, the BPE and the encoded examples are paid
     once. Seed S goes to out_root/seedS, with its fine-tuned weights when S is in `keep_weights_of`; returns
     {seed: metrics}."""
@@ -247,12 +257,13 @@ def run_seeds(params: Params, task: str, variant: str, seeds: Sequence[int], *, 
     prepared = prepare(params, task, tasks_dir, bpe_dir, pretrain_dir)
     log.info("%s: task data and BPE files read in %.1f s; seeds %s", task, time.perf_counter() - started, list(seeds))
     return {seed: run_seed(prepared, variant, seed, seed_run(out_root, seed), transfer_layers,
-                           save_weights=seed in keep_weights_of)
+                           save_weights=seed in keep_weights_of, pretrain_step=pretrain_step)
             for seed in seeds}
 
 
 def run(params: Params, task: str, variant: str, seed: int, *, tasks_dir: Path, bpe_dir: Path, pretrain_dir: Path,
-        out_dir: Path, transfer_layers: int | None = None, save_weights: bool = False) -> dict[str, dict[str, float]]:
+        out_dir: Path, transfer_layers: int | None = None, save_weights: bool = False,
+        pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one (task, variant, seed) into `out_dir`; returns {"dev": metrics, "test": metrics}."""
     prepared = prepare(params, task, tasks_dir, bpe_dir, pretrain_dir)
-    return run_seed(prepared, variant, seed, Path(out_dir), transfer_layers, save_weights)
+    return run_seed(prepared, variant, seed, Path(out_dir), transfer_layers, save_weights, pretrain_step)

@@ -41,7 +41,7 @@ from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplex
 from gpt1.config import Params
 from gpt1.train.distributed import seed_everything
 from gpt1.train.loop import TrainingState, load_state, save_state, set_aside
-from gpt1.train.schedules import warmup_cosine
+from gpt1.train.schedules import checkpoint_steps, warmup_cosine
 from gpt1.train.model_configs import model_config
 from gpt1.model.weights import initial_weights
 from gpt1.tokenizer.encode import load_tokens
@@ -67,15 +67,6 @@ def accumulation_steps(params: Params, world_size: int) -> int:
             f"{p.micro_batch_size} x model.n_positions {length} x {world_size} process(es) = {per_pass}; "
             f"make it a multiple of {per_pass}")
     return p.tokens_per_update // per_pass
-
-
-def checkpoint_steps(max_steps: int, count: int) -> list[int]:
-    """`count` log-spaced update numbers from 1 to max_steps (fewer when rounding makes them collide)."""
-    if max_steps == 0:
-        return []
-    if count == 1:
-        return [max_steps]
-    return sorted({int(round(step)) for step in np.geomspace(1, max_steps, count)} | {max_steps})
 
 
 def run_signature(params: Params, kind: Kind, config: TransformerConfig | LSTMConfig, train_tokens: int) -> str:

@@ -19,6 +19,7 @@ class RunCard:
     seed: int
     lm_coef: float
     transfer_layers: int | None
+    pretrain_step: int | None  # started from the checkpoint after this pretraining update (None: the final weights)
     n_ctx: int
     model_kind: str
     model_config: dict
@@ -36,13 +37,16 @@ def _target(spec: TaskSpec) -> str:
 
 
 def _reproduce(card: RunCard) -> str:
-    """A command that re-runs this seed alone (the CLI transfers layers into `full` only; else the API)."""
-    if card.transfer_layers is None:
+    """A command that re-runs this seed alone (the CLI transfers layers or starts from a checkpoint for `full`
+    only; else the API)."""
+    if card.pretrain_step is not None and card.variant == "full" and card.transfer_layers is None:
+        return f"`gpt1 transfer-curve --task {card.task} --step {card.pretrain_step} --seed {card.seed}`"
+    if card.transfer_layers is None and card.pretrain_step is None:
         return f"`gpt1 finetune --task {card.task} --variant {card.variant} --seed {card.seed}`"
     if card.variant == "full":
         return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
     return (f"`gpt1.train.finetune.run(params, {card.task!r}, {card.variant!r}, {card.seed}, "
-            f"transfer_layers={card.transfer_layers}, ...)`")
+            f"transfer_layers={card.transfer_layers}, pretrain_step={card.pretrain_step}, ...)`")
 
 
 def model_card(card: RunCard, params: Params, data: TaskData) -> str:
@@ -59,6 +63,8 @@ def model_card(card: RunCard, params: Params, data: TaskData) -> str:
         f"- variant: {card.variant}: {method(card.variant).meaning}",
         f"- kind: {card.model_kind}; {card.parameters:,} parameters with the task head; context {card.n_ctx} tokens",
         f"- pretrained layers transferred: {transfer if method(card.variant).pretrained else 'none'}",
+        *([f"- starting checkpoint: after pretraining update {card.pretrain_step} (not the final weights)"]
+          if card.pretrain_step is not None else []),
         f"- λ (auxiliary LM weight) used: {card.lm_coef:g}; precision: {card.precision}",
         f"- config: `{json.dumps(card.model_config, sort_keys=True)}`", "",
         "## Data", "| split | rows in file | rows used |", "|---|---|---|",

@@ -1,5 +1,6 @@
 """Where each fine-tuning run starts: the starting model of its method (Table 5, gpt1/methods.py), with some
-blocks re-initialised for Figure 2 (left). Building a model draws from the global torch RNG: seed it first."""
+blocks re-initialised for Figure 2 (left), or an earlier pretraining checkpoint for the transfer curve.
+Building a model draws from the global torch RNG: seed it first."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 from gpt1.config import Params
 from gpt1.errors import UserError
-from gpt1.layout import pretrained_model
+from gpt1.layout import pretrained_model, pretraining_checkpoint
 from gpt1.methods import method
 from gpt1.model.lm import GPT1, LanguageModel, build_model, load_model
 from gpt1.train.model_configs import model_config
@@ -37,15 +38,28 @@ def reinitialise_blocks(model: GPT1, keep: int) -> None:
         model.h[index].load_state_dict(fresh.h[index].state_dict())
 
 
+def checkpoint_path(kind: str, step: int, pretrain_dir: Path) -> Path:
+    """The kept checkpoint after pretraining update `step`, or one error naming the steps that were kept."""
+    path = pretraining_checkpoint(kind, step, pretrain_dir)
+    if not path.is_file():
+        kept = sorted(int(found.stem.removeprefix("step_")) for found in path.parent.glob("step_*.safetensors"))
+        raise UserError(f"{path} not found: the {kind} pretraining kept checkpoints after updates {kept} "
+                        "(pretrain.checkpoints, log-spaced); choose one of them")
+    return path
+
+
 def language_model(params: Params, variant: str, vocab_size: int, pretrain_dir: Path,
-                   transfer_layers: int | None = None) -> LanguageModel:
-    """The variant's starting model (gpt1/methods.py says which; uses the global torch RNG: seed it first)."""
+                   transfer_layers: int | None = None, pretrain_step: int | None = None) -> LanguageModel:
+    """The variant's starting model (gpt1/methods.py says which), its final pretrained weights or, with
+    `pretrain_step`, the checkpoint kept after that update. Uses the global torch RNG: seed it first."""
     starts_from = method(variant).starts_from
     if starts_from is None:
-        if transfer_layers is not None:
-            raise UserError(f"transfer_layers needs pretrained weights; {variant!r} starts from random weights")
+        if transfer_layers is not None or pretrain_step is not None:
+            raise UserError(f"transfer_layers and pretrain_step need pretrained weights; {variant!r} starts from "
+                            "random weights")
         return build_model("transformer", model_config(params, "transformer", vocab_size))
-    model = pretrained(pretrained_model(starts_from, pretrain_dir), vocab_size)
+    model = pretrained(pretrained_model(starts_from, pretrain_dir) if pretrain_step is None
+                       else checkpoint_path(starts_from, pretrain_step, pretrain_dir), vocab_size)
     if transfer_layers is not None:
         if starts_from != "transformer":
             raise UserError(f"transfer_layers applies to methods that start from the pretrained Transformer, "

@@ -1,0 +1,114 @@
+"""Transfer over pretraining: `full`'s fine-tuned score against the pretraining updates of its starting model.
+
+The curve's points, per task and seed: 0 updates is the finetune stage's no_pretrain run (random weights, at the
+learning rate chosen on dev for them, so the zero point is no pretraining at its best; absent when
+finetune.variants leaves no_pretrain out); the last update is its full run; in between, the transfer_curve
+stage's runs from the kept pretraining checkpoints. Scores are the
+task's headline metric ×100, mean ± std over seeds. The trend per task and split: last − first, with a 95 %
+interval from a paired bootstrap over test examples (seeds pooled, gpt1/eval/intervals.py) and its verdict, and
+Spearman's ρ of the mean score with the updates.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from gpt1.atomic import atomic_path  # noqa: E402
+from gpt1.data.records import TaskSpec  # noqa: E402
+from gpt1.errors import UserError  # noqa: E402
+from gpt1.eval.intervals import paired_differences, read_predictions  # noqa: E402
+from gpt1.layout import finetune_run, transfer_curve_run  # noqa: E402
+
+SPLITS = ("dev", "test")
+TABLE_COLUMNS = ["task", "metric", "split", "updates", "tokens", "mean", "std", "seeds"]
+TREND_COLUMNS = ["task", "metric", "split", "first_updates", "last_updates", "last_minus_first", "low", "high",
+                 "verdict", "spearman_rho", "spearman_p"]
+
+
+def point_runs(results_dir: Path, task: str, steps: list[int], final_step: int, seeds: list[int],
+               with_zero: bool) -> dict[int, list[Path]]:
+    """The run folders of each point of one task's curve, by pretraining updates, in ascending order; 0 (the
+    no_pretrain runs) only `with_zero`."""
+    points = {0: [finetune_run(task, "no_pretrain", seed, results_dir) for seed in seeds]} if with_zero else {}
+    points.update({step: [transfer_curve_run(task, step, seed, results_dir) for seed in seeds] for step in sorted(steps)})
+    points[final_step] = [finetune_run(task, "full", seed, results_dir) for seed in seeds]
+    return points
+
+
+def _metrics(folder: Path) -> dict:
+    path = folder / "metrics.json"
+    if not path.is_file():
+        stage = "transfer_curve" if "transfer_curve" in path.parts else "finetune (variants full and no_pretrain)"
+        raise UserError(f"{path} not found; run the {stage} stage first")
+    return json.loads(path.read_text())
+
+
+def curve_table(results_dir: Path, specs: dict[str, TaskSpec], steps: list[int], final_step: int,
+                seeds: list[int], tokens_per_update: int, with_zero: bool) -> pd.DataFrame:
+    """One row per (task, split, point): updates, tokens, and the score's mean and std over seeds, ×100."""
+    rows = []
+    for task, spec in specs.items():
+        metric = spec.metrics[0]
+        for updates, folders in point_runs(results_dir, task, steps, final_step, seeds, with_zero).items():
+            runs = [_metrics(folder) for folder in folders]
+            for split in SPLITS:
+                scores = pd.Series([100 * run[split][metric] for run in runs])
+                rows.append({"task": task, "metric": metric, "split": split, "updates": updates,
+                             "tokens": updates * tokens_per_update, "mean": scores.mean(),
+                             "std": scores.std(ddof=1) if len(scores) > 1 else 0.0, "seeds": len(scores)})
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def curve_trend(results_dir: Path, table: pd.DataFrame, steps: list[int], final_step: int,
+                seeds: list[int], with_zero: bool) -> pd.DataFrame:
+    """Per task and split: last − first point (×100) and Spearman's ρ of the mean score with the updates; for
+    test, the difference's 95 % interval (paired bootstrap over test examples) and verdict."""
+    from scipy.stats import spearmanr  # imported where needed: scipy adds a second to every stage's start
+
+    rows = []
+    for task, group in table.groupby("task", sort=False):
+        metric = group["metric"].iloc[0]
+        points = point_runs(results_dir, task, steps, final_step, seeds, with_zero)
+        first = min(points)
+        interval = paired_differences({task: (metric, read_predictions(points[final_step]),
+                                              read_predictions(points[first]))})[task]
+        for split in SPLITS:
+            curve = group[group.split == split].set_index("updates")["mean"]
+            # constant scores have no rank order: spearmanr returns NaN, which we write as such
+            rho, p_value = spearmanr(curve.index, curve.values) if curve.nunique() > 1 else (float("nan"),) * 2
+            test = split == "test"
+            rows.append({"task": task, "metric": metric, "split": split, "first_updates": first,
+                         "last_updates": final_step, "last_minus_first": curve[final_step] - curve[first],
+                         "low": interval.low if test else float("nan"), "high": interval.high if test else float("nan"),
+                         "verdict": interval.verdict if test else "", "spearman_rho": rho, "spearman_p": p_value})
+    return pd.DataFrame(rows, columns=TREND_COLUMNS)
+
+
+def plot_curve(table: pd.DataFrame, out_png: Path) -> None:
+    figure, axes = plt.subplots(figsize=(5.5, 4), dpi=120)
+    for index, (task, group) in enumerate(table.groupby("task", sort=False)):
+        for split, style in (("test", "-"), ("dev", "--")):
+            rows = group[group.split == split]
+            axes.errorbar(rows["updates"], rows["mean"], yerr=rows["std"], linestyle=style, color=f"C{index}",
+                          marker="o", capsize=2, label=f"{task}, {rows['metric'].iloc[0]} ({split})")
+    updates = sorted(table["updates"].unique())
+    axes.set_xscale("symlog", linthresh=max(1, min((u for u in updates if u > 0), default=1)))
+    axes.set_xticks(updates)
+    axes.set_xticklabels([f"{u:,}" for u in updates], fontsize=8)
+    per_update = int(table["tokens"].max() // max(1, table["updates"].max()))
+    axes.set_xlabel(f"pretraining updates of the starting model (×{per_update:,} tokens; 0: no_pretrain)")
+    axes.set_ylabel("score ×100, mean ± std over seeds")
+    axes.set_title("Transfer over pretraining (full, fine-tuned)")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7)
+    figure.tight_layout()
+    with atomic_path(out_png) as temporary:
+        figure.savefig(temporary, format="png", metadata={"Software": None})
+    plt.close(figure)

@@ -1,0 +1,56 @@
+"""Checks across sections of params.yaml that the analysis stages rely on: they read runs that other stages write
+(Figure 2's all-blocks point is a finetune run; the transfer curve starts from checkpoints pretraining keeps).
+`gpt1/config.py` calls them once every section has validated; each raises ValueError with one line naming the key.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gpt1.train.schedules import checkpoint_steps
+
+if TYPE_CHECKING:
+    from gpt1.config import Params
+
+
+def layer_transfer_fits(params: "Params") -> None:
+    """Figure 2 (left): accuracy tasks of data.tasks; k < model.n_layer, since the all-blocks point is the
+    finetune stage's `full` run, which must exist for every seed and is not re-trained."""
+    from gpt1.data.registry import TASKS  # the registry imports the data modules: only when validating
+
+    analysis, depth = params.analysis, params.model.n_layer
+    for task in analysis.layer_transfer_tasks:
+        if task not in params.data.tasks:
+            raise ValueError(f"analysis.layer_transfer_tasks: '{task}' is not one of data.tasks {params.data.tasks}")
+        if task in TASKS and TASKS[task].spec.is_regression:
+            raise ValueError(f"analysis.layer_transfer_tasks: '{task}' is a regression task; Figure 2 (left) plots "
+                             "accuracy, so name a classification, entailment or multiple-choice task")
+    if depth in analysis.layer_transfer_layers:
+        raise ValueError(f"analysis.layer_transfer_layers: remove {depth} (model.n_layer): the all-blocks point "
+                         "is read from the finetune stage's full runs (results/finetune/<task>/full/seed<s>)")
+    outside = [k for k in analysis.layer_transfer_layers if not 0 <= k < depth]
+    if outside:
+        raise ValueError(f"analysis.layer_transfer_layers: {outside} outside 0 ... {depth - 1} "
+                         f"(blocks kept, below model.n_layer = {depth})")
+    missing = [seed for seed in analysis.layer_transfer_seeds if seed not in params.finetune.seeds]
+    if missing or "full" not in params.finetune.variants:
+        raise ValueError(f"analysis.layer_transfer_seeds {analysis.layer_transfer_seeds} must be among "
+                         f"finetune.seeds {params.finetune.seeds}, and finetune.variants must include full: "
+                         "Figure 2 (left) reads its all-blocks point from those finetune runs")
+
+
+def transfer_curve_fits(params: "Params") -> None:
+    """Transfer over pretraining: tasks of data.tasks; steps the Transformer's pretraining keeps a checkpoint
+    after, below its last update (that point is the finetune stage's `full` run)."""
+    analysis, pretrain = params.analysis, params.pretrain
+    for task in analysis.transfer_curve_tasks:
+        if task not in params.data.tasks:
+            raise ValueError(f"analysis.transfer_curve_tasks: '{task}' is not one of data.tasks {params.data.tasks}")
+    kept = checkpoint_steps(pretrain.steps("transformer"), pretrain.checkpoints)[:-1]
+    unknown = [step for step in analysis.transfer_curve_steps if step not in kept]
+    # Released weights used as they are (max_steps 0) keep no checkpoints: only the transfer_curve stage stops
+    # then (it says why); every other target builds.
+    if unknown and pretrain.steps("transformer") > 0:
+        raise ValueError(f"analysis.transfer_curve_steps: {unknown} are not kept pretraining checkpoints; with "
+                         f"pretrain.max_steps and pretrain.checkpoints as set, choose among {kept} (the last update "
+                         "is the finetune stage's full run)")

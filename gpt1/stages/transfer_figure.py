@@ -1,0 +1,40 @@
+"""Stage `transfer-figure`: transfer over pretraining (gpt1/eval/transfer_curve.py) as a table, a trend table
+and a figure."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from gpt1 import layout
+from gpt1.atomic import atomic_path
+from gpt1.config import Params
+from gpt1.data.records import TaskSpec
+from gpt1.eval.transfer_curve import curve_table, curve_trend, plot_curve
+
+log = logging.getLogger(__name__)
+
+
+def run_transfer_curve(results_dir: Path, tasks_dir: Path, tasks: list[str], steps: list[int], final_step: int,
+                       seeds: list[int], tokens_per_update: int, with_zero: bool = True) -> pd.DataFrame:
+    """Reads the transfer_curve runs and the finetune stage's full runs (and no_pretrain runs, `with_zero`)
+    under `results_dir`; writes transfer_curve.csv, transfer_curve_trend.csv and transfer_curve.png beside them."""
+    specs = {task: TaskSpec.from_file(tasks_dir / task / "task.json") for task in tasks}
+    table = curve_table(results_dir, specs, steps, final_step, seeds, tokens_per_update, with_zero)
+    with atomic_path(results_dir / "transfer_curve.csv") as temporary:
+        table.to_csv(temporary, index=False, float_format="%.2f")
+    trend = curve_trend(results_dir, table, steps, final_step, seeds, with_zero)
+    with atomic_path(results_dir / "transfer_curve_trend.csv") as temporary:
+        trend.to_csv(temporary, index=False, float_format="%.4f")
+    log.info("transfer over pretraining, trend:\n%s", trend.to_string(index=False))
+    plot_curve(table, results_dir / "transfer_curve.png")
+    return table
+
+
+def main(args, params: Params) -> None:
+    analysis = params.analysis
+    run_transfer_curve(layout.RESULTS, layout.TASKS, analysis.transfer_curve_tasks, analysis.transfer_curve_steps,
+                       params.pretrain.steps("transformer"), analysis.layer_transfer_seeds,
+                       params.pretrain.tokens_per_update, with_zero="no_pretrain" in params.finetune.variants)
