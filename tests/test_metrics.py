@@ -174,5 +174,7 @@ def test_evaluate_names_a_missing_run(tasks_dir, tmp_path):
     params = tiny_params()
     results = tmp_path / "results"
     baselines_stage.run(params, tasks_dir, results / "baselines.json")
-    with pytest.raises(UserError, match="gpt1 finetune --task rt_polarity --variant full --seed 1"):
+    # every seed, into the stage's folder: `--seed` would write a one-off run elsewhere (results/one-off)
+    with pytest.raises(UserError, match=r"seed1/metrics.json not found; run `gpt1 finetune --task rt_polarity "
+                                        r"--variant full` first$"):
         evaluate.run(params, results)

@@ -149,7 +149,7 @@ def test_tables_2_to_4_set_full_beside_the_paper_task_each_task_stands_for(dvc_r
     assert sorted(table.index) == sorted(tasks)
     expected = independent_table5(dvc_repo, tasks, ["full"], params["finetune"]["seeds"])
     for task in tasks:
-        row, (paper_task, _) = table.loc[task], COMPARED_WITH[task]
+        row, paper_task = table.loc[task], COMPARED_WITH[task]
         assert row.paper_task == paper_task and row.paper == PAPER_SCORES[paper_task].value
         assert row["mean"] == pytest.approx(expected.loc["full", task], abs=0.006)
         assert row.low - 0.01 <= row["mean"] <= row.high + 0.01 and row.relation == "stand-in"

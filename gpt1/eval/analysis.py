@@ -7,7 +7,6 @@ same inputs, same bytes.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import pandas as pd  # noqa: E402
 from gpt1.atomic import atomic_path  # noqa: E402
 from gpt1.errors import UserError  # noqa: E402
 from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_predictions  # noqa: E402
+from gpt1.eval.run_files import read_json, run_metrics  # noqa: E402
 from gpt1.data.records import TaskSpec  # noqa: E402
 from gpt1.layout import finetune_run, layer_transfer_run  # noqa: E402
 from gpt1.methods import METHODS, PAPER_COLUMNS  # noqa: E402
@@ -125,9 +125,7 @@ BASELINE_COLUMNS = ["task", "metric", "full", "best_baseline", "baseline", "diff
 
 def read_baselines(path: Path, tasks: list[str]) -> dict:
     """results/baselines.json ({task: {baseline: {"dev", "test", "notes"}}}), checked to cover every task."""
-    if not path.is_file():
-        raise UserError(f"{path} not found; run `gpt1 baselines` first")
-    baselines = json.loads(path.read_text())
+    baselines = read_json(path, "`gpt1 baselines`")
     missing = [task for task in tasks if task not in baselines]
     if missing:
         raise UserError(f"{path} has no task {', '.join(missing)}; re-run `gpt1 baselines`")
@@ -184,12 +182,6 @@ def markdown_table(frame: pd.DataFrame, std: pd.DataFrame | None = None) -> str:
 # --- Figure 2 left: layers transferred ------------------------------------------------------------
 
 
-def _run_metrics(path: Path, advice: str) -> dict:
-    if not path.exists():
-        raise UserError(f"{path} not found; {advice}")
-    return json.loads(path.read_text())
-
-
 def layer_transfer_rows(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int],
                          all_layers: int) -> pd.DataFrame:
     """One row per (task, k, seed, split); k = all_layers comes from the finetune stage's `full` run,
@@ -197,10 +189,10 @@ def layer_transfer_rows(results_dir: Path, tasks: list[str], layers: list[int], 
     rows = []
     for task in tasks:
         for seed in seeds:
-            points = {kept: _run_metrics(layer_transfer_run(task, kept, seed, results_dir) / "metrics.json",
-                                         "run the layer_transfer stages first") for kept in layers}
-            points[all_layers] = _run_metrics(finetune_run(task, "full", seed, results_dir) / "metrics.json",
-                                              "run the finetune stage (variant full) first")
+            points = {kept: run_metrics(layer_transfer_run(task, kept, seed, results_dir), "the layer_transfer stages")
+                      for kept in layers}
+            points[all_layers] = run_metrics(finetune_run(task, "full", seed, results_dir),
+                                             "the finetune stage (variant full)")
             rows += [{"task": task, "layers": kept, "seed": seed, "split": split,
                       "accuracy": metrics[split]["accuracy"]}
                      for kept, metrics in points.items() for split in ("dev", "test")]

@@ -122,7 +122,10 @@ def paired_differences(tasks: dict[str, tuple[str, Predictions, Predictions]],
         differences[task] = 100 * (resampled_scores(metric, first, rows) - resampled_scores(metric, second, rows))
     if differences:
         differences["avg"] = np.mean(list(differences.values()), axis=0)
+    return {name: Interval(float(values[0]), *percentile_interval(values)) for name, values in differences.items()}
+
+
+def percentile_interval(values: np.ndarray) -> tuple[float, float]:
+    """The LEVEL interval of a statistic from its resampled values (row 0, the full set, left out)."""
     tail = 100 * (1 - LEVEL) / 2
-    return {name: Interval(float(values[0]), float(np.percentile(values[1:], tail)),
-                           float(np.percentile(values[1:], 100 - tail)))
-            for name, values in differences.items()}
+    return float(np.percentile(values[1:], tail)), float(np.percentile(values[1:], 100 - tail))

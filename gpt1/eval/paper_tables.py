@@ -10,16 +10,17 @@ distance from the paper's scale, never a failed or successful reproduction.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from gpt1.data.paper_tasks import PAPER_TASKS
 from gpt1.data.records import TaskSpec
 from gpt1.errors import UserError
-from gpt1.eval.intervals import LEVEL, RESAMPLES, RNG_SEED, draw_rows, read_predictions, resampled_scores
+from gpt1.eval.intervals import RESAMPLES, RNG_SEED, draw_rows, percentile_interval, read_predictions, resampled_scores
+from gpt1.eval.run_files import run_metrics
 from gpt1.layout import finetune_run
 
 METHOD = "full"  # the paper's headline method: Transformer, pretrained, auxiliary LM objective
@@ -49,21 +50,20 @@ PAPER_SCORES: dict[str, PaperScore] = {
 PAPER_GLUE = 72.8
 GLUE_TASKS = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI-m", "MNLI-mm", "QNLI", "RTE")
 
-# Our task -> (the paper result it is set beside, whether it is a stand-in). A registered task missing here
-# fails a test: every task gets a row.
-COMPARED_WITH: dict[str, tuple[str, bool]] = {
-    "cola": ("CoLA", False), "sst2": ("SST-2", False), "mrpc": ("MRPC", False), "stsb": ("STS-B", False),
-    "qqp": ("QQP", False), "mnli": ("MNLI-m", False), "mnli_mm": ("MNLI-mm", False), "qnli": ("QNLI", False),
-    "rte": ("RTE", False), "snli": ("SNLI", False), "scitail": ("SciTail", False), "race": ("RACE", False),
-    "story_cloze": ("Story Cloze", False),
-    "rt_polarity": ("SST-2", True), "snli_100k": ("SNLI", True), "vitaminc": ("RTE", True),
-    "lee_similarity": ("STS-B", True), "sts_b": ("STS-B", True), "social_iqa": ("RACE", True),
+# Our task -> the paper result it is set beside. A registered task missing here fails a test: every task gets a
+# row. Tasks of the paper profile (gpt1/data/paper_tasks.py) are the paper's own; the others are stand-ins.
+COMPARED_WITH: dict[str, str] = {
+    "cola": "CoLA", "sst2": "SST-2", "mrpc": "MRPC", "stsb": "STS-B", "qqp": "QQP", "mnli": "MNLI-m",
+    "mnli_mm": "MNLI-mm", "qnli": "QNLI", "rte": "RTE", "snli": "SNLI", "scitail": "SciTail", "race": "RACE",
+    "story_cloze": "Story Cloze",
+    "rt_polarity": "SST-2", "snli_100k": "SNLI", "vitaminc": "RTE", "lee_similarity": "STS-B", "sts_b": "STS-B",
+    "social_iqa": "RACE",
 }
 
 
-def _interval(values: np.ndarray) -> tuple[float, float]:
-    tail = 100 * (1 - LEVEL) / 2
-    return float(np.percentile(values[1:], tail)), float(np.percentile(values[1:], 100 - tail))
+def is_stand_in(task: str) -> bool:
+    """Other data, or the paper's data at another scale, than the paper task it is set beside."""
+    return task not in PAPER_TASKS
 
 
 def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
@@ -76,17 +76,18 @@ def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
         if task not in COMPARED_WITH:
             raise UserError(f"task {task!r} has no paper result to stand beside; add it to COMPARED_WITH in "
                             "gpt1/eval/paper_tables.py")
-        paper_task, stand_in = COMPARED_WITH[task]
+        paper_task = COMPARED_WITH[task]
         paper = PAPER_SCORES[paper_task]
         runs = [finetune_run(task, METHOD, seed, results_dir) for seed in seeds]
-        per_seed = [100 * _test_metrics(run)[paper.metric] for run in runs]
+        per_seed = [100 * run_metrics(run, f"the finetune stage (variant {METHOD})")["test"][paper.metric]
+                    for run in runs]
         predictions = read_predictions(runs)
         values = 100 * resampled_scores(paper.metric, predictions, draw_rows(len(predictions.labels), rng, resamples))
         resampled[task] = values
-        low, high = _interval(values)
+        low, high = percentile_interval(values)
         mean, std = float(np.mean(per_seed)), float(np.std(per_seed, ddof=1)) if len(seeds) > 1 else 0.0
         rows.append({"table": paper.table, "paper_task": paper_task, "paper": paper.value, "task": task,
-                     "relation": "stand-in" if stand_in else "paper task", "metric": paper.metric,
+                     "relation": "stand-in" if is_stand_in(task) else "paper task", "metric": paper.metric,
                      "seeds": len(seeds), "mean": mean, "std": std,
                      "low": low, "high": high, "difference": mean - paper.value})
     paper_order = {name: place for place, name in enumerate(PAPER_SCORES)}  # the paper's column order
@@ -96,14 +97,7 @@ def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
     if set(own_glue.paper_task) != set(GLUE_TASKS):
         return frame, None
     values = np.mean([resampled[task] for task in own_glue.task], axis=0)  # each task resampled on its own
-    return frame, {"mean": float(own_glue["mean"].mean()), "interval": _interval(values), "paper": PAPER_GLUE}
-
-
-def _test_metrics(run: Path) -> dict:
-    path = run / "metrics.json"
-    if not path.is_file():
-        raise UserError(f"{path} not found; run the finetune stage (variant {METHOD}) first")
-    return json.loads(path.read_text())["test"]
+    return frame, {"mean": float(own_glue["mean"].mean()), "interval": percentile_interval(values), "paper": PAPER_GLUE}
 
 
 def markdown(frame: pd.DataFrame, glue: dict | None, seeds: int) -> str:

@@ -11,7 +11,6 @@ Spearman's ρ of the mean score with the updates.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import matplotlib
@@ -22,8 +21,8 @@ import pandas as pd  # noqa: E402
 
 from gpt1.atomic import atomic_path  # noqa: E402
 from gpt1.data.records import TaskSpec  # noqa: E402
-from gpt1.errors import UserError  # noqa: E402
 from gpt1.eval.intervals import paired_differences, read_predictions  # noqa: E402
+from gpt1.eval.run_files import run_metrics  # noqa: E402
 from gpt1.layout import finetune_run, transfer_curve_run  # noqa: E402
 
 SPLITS = ("dev", "test")
@@ -42,14 +41,6 @@ def point_runs(results_dir: Path, task: str, steps: list[int], final_step: int, 
     return points
 
 
-def _metrics(folder: Path) -> dict:
-    path = folder / "metrics.json"
-    if not path.is_file():
-        stage = "transfer_curve" if "transfer_curve" in path.parts else "finetune (variants full and no_pretrain)"
-        raise UserError(f"{path} not found; run the {stage} stage first")
-    return json.loads(path.read_text())
-
-
 def curve_table(results_dir: Path, specs: dict[str, TaskSpec], steps: list[int], final_step: int,
                 seeds: list[int], tokens_per_update: int, with_zero: bool) -> pd.DataFrame:
     """One row per (task, split, point): updates, tokens, and the score's mean and std over seeds, ×100."""
@@ -57,7 +48,8 @@ def curve_table(results_dir: Path, specs: dict[str, TaskSpec], steps: list[int],
     for task, spec in specs.items():
         metric = spec.metrics[0]
         for updates, folders in point_runs(results_dir, task, steps, final_step, seeds, with_zero).items():
-            runs = [_metrics(folder) for folder in folders]
+            runs = [run_metrics(folder, "the transfer_curve stage" if "transfer_curve" in folder.parts
+                                else "the finetune stage (variants full and no_pretrain)") for folder in folders]
             for split in SPLITS:
                 scores = pd.Series([100 * run[split][metric] for run in runs])
                 rows.append({"task": task, "metric": metric, "split": split, "updates": updates,

@@ -25,24 +25,16 @@ from gpt1.config import Params
 from gpt1.errors import UserError
 from gpt1.layout import RESULTS, finetune_run
 from gpt1.eval.metrics import DIGITS
+from gpt1.eval.run_files import read_json, run_metrics
 
 log = logging.getLogger(__name__)
 
 COLUMNS = ["task", "variant", "seed", "metric", "value"]
 
 
-def _read_json(path: Path, how_to_make: str) -> dict:
-    if not path.is_file():
-        raise UserError(f"{path} not found; run `{how_to_make}` first")
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise UserError(f"{path} is not valid JSON ({error}); re-run `{how_to_make}`") from None
-
-
 def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
     """One row per test metric of every baseline and every (task, variant, seed) run, in params order."""
-    baselines = _read_json(Path(results_dir) / "baselines.json", "gpt1 baselines")
+    baselines = read_json(Path(results_dir) / "baselines.json", "`gpt1 baselines`")
     rows = []
     for task in params.data.tasks:
         if task not in baselines:
@@ -52,8 +44,8 @@ def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
                 rows.append((task, name, params.seed, metric, value))
         for variant in params.finetune.variants:
             for seed in params.finetune.seeds:
-                path = finetune_run(task, variant, seed, results_dir) / "metrics.json"
-                metrics = _read_json(path, f"gpt1 finetune --task {task} --variant {variant} --seed {seed}")
+                metrics = run_metrics(finetune_run(task, variant, seed, results_dir),
+                                      f"`gpt1 finetune --task {task} --variant {variant}`")
                 rows += [(task, variant, seed, metric, value) for metric, value in metrics["test"].items()]
     return pd.DataFrame(rows, columns=COLUMNS)
 
