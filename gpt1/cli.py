@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gpt1 import layout
 from gpt1.config import load_params
+from gpt1.params_trace import trace_if_asked
 from gpt1.params_files import DEFAULT_PARAMS
 from gpt1.errors import UserError
 
@@ -203,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         params = None if args.stage in NO_PARAMS else load_params(args.params, args.profile)
         if args.stage not in ("profile", "generate", "predict"):  # their output is the result; they write no log
             _configure_logging(args)
+        if args.stage in STAGES:
+            trace_if_asked(params)  # GPT1_PARAMS_TRACE set: note the params keys this stage reads
         handler(args, params)
     except UserError as error:
         print(f"gpt1 {args.stage}: error: {error}", file=sys.stderr)

@@ -53,15 +53,16 @@ def _fresh_copy(destination: Path) -> Path:
     return destination
 
 
-def _run(command: list[str], cwd: Path) -> str:
+def _run(command: list[str], cwd: Path, **environment: str) -> str:
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-           "GPT1_CACHE": os.environ.get("GPT1_CACHE", str(ROOT / "data" / "cache"))}
+           "GPT1_CACHE": os.environ.get("GPT1_CACHE", str(ROOT / "data" / "cache")), **environment}
     result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
     assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return result.stdout + result.stderr
 
 
 BEFORE_THE_RUN: dict[str, str] = {}  # what the dry runs printed on the fresh copy
+PARAMS_READ = "params_read.jsonl"  # beside the run's repository: the params keys each command read
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +76,35 @@ def dvc_repo(tmp_path_factory):
     command = subprocess.run([str(BIN / "gpt1"), "profile", *TINY], cwd=repo, capture_output=True, text=True,
                              check=True).stdout.strip()
     assert command.startswith("dvc exp run -S ")
-    _run(["bash", "-c", command], repo)
+    _run(["bash", "-c", command], repo, GPT1_PARAMS_TRACE=str(repo.parent / PARAMS_READ))  # gpt1/params_trace.py
     return repo
+
+
+def test_every_stage_declares_exactly_the_params_it_reads(dvc_repo):
+    """A key a stage reads but does not declare leaves DVC blind to its changes (stale results); one it declares
+    but never reads re-runs it for nothing. The run recorded what each command read (GPT1_PARAMS_TRACE); a
+    declared section (e.g. `model`) covers every key under it, and must itself be read somewhere."""
+    from gpt1 import dag
+
+    read_by_command: dict[str, set[str]] = {}
+    for line in (dvc_repo.parent / PARAMS_READ).read_text().splitlines():
+        record = json.loads(line)
+        read_by_command.setdefault(" ".join(record["argv"]), set()).update(record["read"])
+    under = lambda key, section: key == section or key.startswith(section + ".")  # noqa: E731
+    mismatches, read_by_stage = {}, {}
+    for stage in dag.resolve(dvc_repo / "dvc.yaml", yaml.safe_load((dvc_repo / "params.yaml").read_text())):
+        read = read_by_command[stage.command.removeprefix("gpt1 ")]  # every stage ran, traced
+        undeclared = sorted(key for key in read if not any(under(key, declared) for declared in stage.params))
+        if undeclared:
+            mismatches[f"{stage.name}: read, not declared"] = undeclared
+        # a foreach/matrix stage declares once for all its jobs (one job may not read a key another does)
+        declared_by, stage_read = read_by_stage.setdefault(stage.name.split("@")[0], (stage.params, set()))
+        stage_read.update(read)
+    for name, (declared, read) in read_by_stage.items():
+        unread = sorted(section for section in declared if not any(under(key, section) for key in read))
+        if unread:
+            mismatches[f"{name}: declared, not read"] = unread
+    assert not mismatches, json.dumps(mismatches, indent=1)
 
 
 def test_a_fresh_clone_says_what_would_run_and_writes_nothing(dvc_repo):

@@ -222,7 +222,8 @@ def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfe
     trained = time.perf_counter()
     results, predictions = _evaluate(task_model, encoded, prepared)
     metrics = {split: results[split]["metrics"] for split in results}
-    card = RunCard(task=prepared.task, variant=variant, seed=seed, lm_coef=lm_coef, transfer_layers=transfer_layers,
+    card = RunCard(task=prepared.task, variant=variant, seed=seed, lm_coef=lm_coef, lr=lr, lr_key=lr_key,
+                   transfer_layers=transfer_layers,
                    pretrain_step=pretrain_step, n_ctx=n_ctx, model_kind=model.kind, model_config=asdict(model.config),
                    parameters=sum(p.numel() for p in task_model.parameters()), history=history, results=results,
                    saved_weights=save_weights, precision=precision.describe(device, params.finetune.dtype))

@@ -12,12 +12,21 @@ from gpt1.data.task_data import TaskData
 from gpt1.methods import method
 
 
+# The finetune keys that shape one run; its learning rate is written with the key it came from. The variants
+# and seeds a stage loops over are not a run's settings: a card naming them would go stale (or, declared as
+# the stage's params, re-run every job) whenever one is added.
+RUN_SETTINGS = ("batch_size", "epochs", "warmup_fraction", "lm_coef", "classifier_dropout", "betas", "eps",
+                "weight_decay", "grad_clip", "max_train_examples", "max_eval_examples", "device", "dtype")
+
+
 @dataclass(frozen=True)
 class RunCard:
     task: str
     variant: str
     seed: int
     lm_coef: float
+    lr: float
+    lr_key: str  # the params key the learning rate came from
     transfer_layers: int | None
     pretrain_step: int | None  # started from the checkpoint after this pretraining update (None: the final weights)
     n_ctx: int
@@ -72,7 +81,8 @@ def model_card(card: RunCard, params: Params, data: TaskData) -> str:
         f"Rows used: samples seeded by the project seed ({params.seed}), kept in file order, the same for every "
         "variant and seed (train: `max_train_examples`, dev/test: `max_eval_examples`).", "",
         "## Fine-tuning parameters (params.yaml `finetune:`)",
-        f"`{json.dumps(params.finetune.model_dump(mode='json'), sort_keys=True)}`", "",
+        f"- learning rate: {card.lr:g} (`{card.lr_key}`)",
+        f"- `{json.dumps({name: getattr(params.finetune, name) for name in RUN_SETTINGS}, sort_keys=True)}`", "",
         "## Training (mean loss per epoch)", "| epoch | L3 | L2 (task) | L1 (LM) |", "|---|---|---|---|",
         *(f"| {i} | {h['loss']} | {h['task_loss']} | {h['lm_loss']} |" for i, h in enumerate(card.history, 1)), "",
         "## Results", "| split | metric | value |", "|---|---|---|",
