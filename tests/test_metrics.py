@@ -170,6 +170,18 @@ def test_metrics_json_leads_with_each_variants_task_average(tasks_dir, tmp_path)
     assert set(nested["average"]) == set(params.finetune.variants) | {"majority"}  # TF-IDF: only some tasks
 
 
+def test_evaluate_names_a_run_whose_metrics_were_cut_short(tasks_dir, tmp_path):
+    params = tiny_params()
+    results = tmp_path / "results"
+    baselines_stage.run(params, tasks_dir, results / "baselines.json")
+    run = results / "finetune" / params.data.tasks[0] / params.finetune.variants[0] / f"seed{params.finetune.seeds[0]}"
+    run.mkdir(parents=True)
+    (run / "metrics.json").write_text('{"dev": {"accuracy": 0.5}, "te')
+    with pytest.raises(UserError, match=r"seed\d+/metrics.json is not valid JSON \(.*\); run `gpt1 finetune --task "
+                                        r"\S+ --variant \S+` again$"):
+        evaluate.run(params, results)
+
+
 def test_evaluate_names_a_missing_run(tasks_dir, tmp_path):
     params = tiny_params()
     results = tmp_path / "results"

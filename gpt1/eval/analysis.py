@@ -16,8 +16,8 @@ matplotlib.use("Agg")  # files only, never a window
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from gpt1.atomic import atomic_path  # noqa: E402
 from gpt1.errors import UserError  # noqa: E402
+from gpt1.eval.figures import save_figure, test_and_dev_lines  # noqa: E402
 from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_predictions  # noqa: E402
 from gpt1.eval.run_files import read_json, run_metrics  # noqa: E402
 from gpt1.data.records import TaskSpec  # noqa: E402
@@ -216,18 +216,11 @@ def layer_transfer_trend(table: pd.DataFrame, all_layers: int) -> pd.DataFrame:
 
 def plot_layer_transfer(table: pd.DataFrame, tasks: list[str], layers: list[int], out_png: Path) -> None:
     figure, axes = plt.subplots(figsize=(5.5, 4), dpi=120)
-    for index, task in enumerate(tasks):
-        for split, style in (("test", "-"), ("dev", "--")):
-            rows = table[(table.task == task) & (table.split == split)]
-            axes.errorbar(rows["layers"], rows["mean"] * 100, yerr=rows["std"] * 100, linestyle=style,
-                          color=f"C{index}", marker="o", capsize=2, label=f"{task} ({split})")
+    test_and_dev_lines(axes, table, tasks, "layers", lambda task, rows, split: f"{task} ({split})", scale=100)
     axes.set_xlabel("pretrained layers transferred")
     axes.set_ylabel("accuracy (%), mean ± std over seeds")
     axes.set_xticks(sorted(layers))
     axes.set_title("Layers transferred (cf. GPT-1 Figure 2, left)")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
-    figure.tight_layout()
-    with atomic_path(out_png) as temporary:
-        figure.savefig(temporary, format="png", metadata={"Software": None})
-    plt.close(figure)
+    save_figure(figure, out_png)

@@ -19,8 +19,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from gpt1.atomic import atomic_path  # noqa: E402
 from gpt1.data.records import TaskSpec  # noqa: E402
+from gpt1.eval.figures import save_figure, test_and_dev_lines  # noqa: E402
 from gpt1.eval.intervals import paired_differences, read_predictions  # noqa: E402
 from gpt1.eval.run_files import run_metrics  # noqa: E402
 from gpt1.layout import finetune_run, transfer_curve_run  # noqa: E402
@@ -48,8 +48,9 @@ def curve_table(results_dir: Path, specs: dict[str, TaskSpec], steps: list[int],
     for task, spec in specs.items():
         metric = spec.metrics[0]
         for updates, folders in point_runs(results_dir, task, steps, final_step, seeds, with_zero).items():
-            runs = [run_metrics(folder, "the transfer_curve stage" if "transfer_curve" in folder.parts
-                                else "the finetune stage (variants full and no_pretrain)") for folder in folders]
+            writer = ("the finetune stage (variants full and no_pretrain)" if updates in (0, final_step)
+                      else "the transfer_curve stage")
+            runs = [run_metrics(folder, writer) for folder in folders]
             for split in SPLITS:
                 scores = pd.Series([100 * run[split][metric] for run in runs])
                 rows.append({"task": task, "metric": metric, "split": split, "updates": updates,
@@ -85,11 +86,8 @@ def curve_trend(results_dir: Path, table: pd.DataFrame, steps: list[int], final_
 
 def plot_curve(table: pd.DataFrame, out_png: Path) -> None:
     figure, axes = plt.subplots(figsize=(5.5, 4), dpi=120)
-    for index, (task, group) in enumerate(table.groupby("task", sort=False)):
-        for split, style in (("test", "-"), ("dev", "--")):
-            rows = group[group.split == split]
-            axes.errorbar(rows["updates"], rows["mean"], yerr=rows["std"], linestyle=style, color=f"C{index}",
-                          marker="o", capsize=2, label=f"{task}, {rows['metric'].iloc[0]} ({split})")
+    test_and_dev_lines(axes, table, list(table["task"].unique()), "updates",
+                       lambda task, rows, split: f"{task}, {rows['metric'].iloc[0]} ({split})")
     updates = sorted(table["updates"].unique())
     axes.set_xscale("symlog", linthresh=max(1, min((u for u in updates if u > 0), default=1)))
     axes.set_xticks(updates)
@@ -100,7 +98,4 @@ def plot_curve(table: pd.DataFrame, out_png: Path) -> None:
     axes.set_title("Transfer over pretraining (full, fine-tuned)")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7)
-    figure.tight_layout()
-    with atomic_path(out_png) as temporary:
-        figure.savefig(temporary, format="png", metadata={"Software": None})
-    plt.close(figure)
+    save_figure(figure, out_png)

@@ -27,9 +27,10 @@ import torch
 from scipy.stats import spearmanr
 from tqdm import tqdm
 
-from gpt1.atomic import atomic_path, atomic_write_text
+from gpt1.atomic import atomic_write_text
 from gpt1.errors import UserError
 from gpt1.model.lm import load_model
+from gpt1.eval.figures import save_figure
 from gpt1.eval.zeroshot_scoring import evaluate_many
 from gpt1.eval.zeroshot_tasks import ZeroShotTask
 
@@ -147,7 +148,4 @@ def plot(table: pd.DataFrame, tasks: list[ZeroShotTask], out_png: Path) -> None:
         axis.set_xlabel("pretraining updates")
     axes[0, 0].set_ylabel("zero-shot test accuracy (%)")
     axes[0, 0].legend(fontsize=7)
-    figure.tight_layout()
-    with atomic_path(out_png) as temporary:
-        figure.savefig(temporary, format="png", metadata={"Software": None})
-    plt.close(figure)
+    save_figure(figure, out_png)

@@ -46,14 +46,14 @@ def _target(spec: TaskSpec) -> str:
 
 
 def _reproduce(card: RunCard) -> str:
-    """A command that re-runs this seed alone (the CLI transfers layers or starts from a checkpoint for `full`
-    only; else the API)."""
-    if card.pretrain_step is not None and card.variant == "full" and card.transfer_layers is None:
-        return f"`gpt1 transfer-curve --task {card.task} --step {card.pretrain_step} --seed {card.seed}`"
+    """A command that re-runs this seed alone: the CLI varies the transferred blocks or the starting checkpoint
+    of `full` only, one at a time; anything else through the API."""
     if card.transfer_layers is None and card.pretrain_step is None:
         return f"`gpt1 finetune --task {card.task} --variant {card.variant} --seed {card.seed}`"
-    if card.variant == "full":
+    if card.variant == "full" and card.pretrain_step is None:
         return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
+    if card.variant == "full" and card.transfer_layers is None:
+        return f"`gpt1 transfer-curve --task {card.task} --step {card.pretrain_step} --seed {card.seed}`"
     return (f"`gpt1.train.finetune.run(params, {card.task!r}, {card.variant!r}, {card.seed}, "
             f"transfer_layers={card.transfer_layers}, pretrain_step={card.pretrain_step}, ...)`")
 

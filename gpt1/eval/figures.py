@@ -1,0 +1,31 @@
+"""What the figures share: a test line (solid) and a dev line (dashed) per task, and the write that keeps a figure's
+bytes reproducible (no software version in its metadata) and never leaves half a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from gpt1.atomic import atomic_path
+
+
+def test_and_dev_lines(axes, table: pd.DataFrame, tasks: list[str], x: str, label: Callable[[str, pd.DataFrame, str], str],
+                       scale: float = 1.0) -> None:
+    """Per task (one colour each, in `tasks` order) its test and dev rows of `table` (task, split, `x`, mean,
+    std) as mean ± std against `x`, the values multiplied by `scale`."""
+    for index, task in enumerate(tasks):
+        for split, style in (("test", "-"), ("dev", "--")):
+            rows = table[(table.task == task) & (table.split == split)]
+            axes.errorbar(rows[x], rows["mean"] * scale, yerr=rows["std"] * scale, linestyle=style,
+                          color=f"C{index}", marker="o", capsize=2, label=label(task, rows, split))
+
+
+def save_figure(figure, out_png: Path) -> None:
+    import matplotlib.pyplot as plt  # already imported by whoever drew the figure
+
+    figure.tight_layout()
+    with atomic_path(out_png) as temporary:
+        figure.savefig(temporary, format="png", metadata={"Software": None})
+    plt.close(figure)
