@@ -15,10 +15,11 @@ LOGS = Path("logs")
 TASKS = DATA / "tasks"
 BPE = DATA / "bpe"
 PRETRAIN = DATA / "pretrain"
+STARTING_MODELS = DATA / "starting_models"
 # Folders the pipeline writes and replaces whole (DVC removes a stage's outputs before running it): a user's
 # own files (data.local_paths) must live elsewhere.
 PIPELINE_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks", "bpe", "tokens", "pretrain",
-                                                        "user_files")) + (str(RESULTS),)
+                                                        "starting_models", "user_files")) + (str(RESULTS),)
 # A one-off `--seed` run writes here, never into a stage's DVC output folder (which only the DAG writes).
 ONE_OFF = RESULTS / "one-off"
 
@@ -36,6 +37,12 @@ def checkpoint_file(step: int) -> str:
 def pretraining_checkpoint(kind: str, step: int, pretrain_dir: Path = PRETRAIN) -> Path:
     """A kept pretraining checkpoint of a model ("transformer" or "lstm"), published with its final weights."""
     return Path(pretrain_dir) / kind / "checkpoints" / checkpoint_file(step)
+
+
+def starting_model_record(variant: str, records_dir: Path = STARTING_MODELS) -> Path:
+    """The record of the weights a method starts from, on which its fine-tuning jobs depend
+    (gpt1/train/starting_weights.py)."""
+    return Path(records_dir) / f"{variant}.json"
 
 
 def finetune_runs(task: str, variant: str, results: Path = RESULTS) -> Path:
@@ -77,6 +84,8 @@ def job_log(stage: str, task: str | None = None, variant: str | None = None, lay
     `--seed` run gets its own file, so it never overwrites the log of the stage's run."""
     if stage == "pretrain":
         return LOGS / "pretrain" / f"{model}.log"
+    if stage == "starting-model":
+        return LOGS / "starting_model" / f"{variant}.log"
     if stage == "finetune":
         run = LOGS / "finetune" / task / variant
     elif stage == "layer-transfer":

@@ -65,13 +65,15 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
     """DVC owns results/finetune/<task>/<variant> and results/layer_transfer/...: a one-off `--seed` must
     not add a folder there (the next `dvc repro` would see the stage as changed)."""
     import gpt1.train.finetune as library
+    import gpt1.train.starting_weights as starting_weights
     from gpt1.cli import build_parser
     from gpt1.config import load_params
     from gpt1.stages import finetune, layer_transfer, transfer_curve
 
-    calls = []
+    calls, checked = [], []
     monkeypatch.setattr(library, "run_seeds", lambda params, task, variant, seeds, **options: calls.append(
         (seeds, options.get("out_root"))))
+    monkeypatch.setattr(starting_weights, "check", lambda variant, *folders: checked.append((variant, *folders)))
     parser, params = build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
     finetune.main(parser.parse_args(["finetune", "--task", "sts_b", "--variant", "full"]), params)
     finetune.main(parser.parse_args(["finetune", "--task", "sts_b", "--variant", "full", "--seed", "7"]), params)
@@ -86,6 +88,8 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
                      ([7], Path("results/one-off/layer_transfer/snli_100k/layers1")),
                      ([1, 2], Path("results/transfer_curve/rt_polarity/step374")),
                      ([7], Path("results/one-off/transfer_curve/rt_polarity/step374"))]
+    # the stage's run checks the record of its starting weights, which DVC tracks; a one-off run has none to check
+    assert checked == [("full", Path("data/pretrain"), Path("data/starting_models"))]
 
 
 def test_the_transfer_curve_stage_says_why_it_cannot_run_on_released_weights_used_as_they_are():

@@ -67,6 +67,14 @@ def test_the_run_folders_dvc_declares_are_the_ones_gpt1_layout_builds(profile):
     pretrained = {out for stage in dag.resolve(ROOT / "dvc.yaml", params) for out in stage.outs
                   if out.endswith("model.safetensors")}
     assert pretrained == {str(layout.pretrained_model(kind)) for kind in ("transformer", "lstm")}
+    stages = dag.resolve(ROOT / "dvc.yaml", params)
+    records = {out for stage in stages for out in stage.outs if out.startswith("data/starting_models/")}
+    assert records == {str(layout.starting_model_record(variant)) for variant in params["finetune"]["variants"]}
+    for stage in stages:  # a fine-tuning job depends on its own method's record, and on no checkpoint directly
+        if stage.name.startswith("finetune@"):
+            variant = stage.name.rsplit("-", 1)[1]
+            assert [dep for dep in stage.deps if dep.startswith("data/") and dep not in ("data/tasks", "data/bpe")] \
+                == [str(layout.starting_model_record(variant))], stage.name
 
 
 @pytest.mark.parametrize("profile", ["default", "paper+tiny"])

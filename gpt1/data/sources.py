@@ -8,7 +8,6 @@ place, so an interrupted or failed fetch never leaves a partial file behind.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import io
 import os
 import posixpath
@@ -20,11 +19,11 @@ from pathlib import Path
 from typing import Iterator, Union
 
 from gpt1.atomic import atomic_directory, atomic_path
+from gpt1.digests import sha256_of
 from gpt1.data.transfer import http_download, pip_download
 from gpt1.errors import UserError
 
 NESTED = "::"  # "outer.tar.gz::inner/file" names a file inside an archive inside the archive
-CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -84,14 +83,6 @@ class Source:
     licence: str = ""
     description: str = ""
     strip_root: bool = field(default=False)  # drop the archive's top folder (sdists: "pkg-1.0/")
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def fetch_archive(archive: Archive, cache_dir: Path) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gpt1.atomic import atomic_write_text
 from gpt1.config import Params
-from gpt1.data.sources import sha256_of
+from gpt1.digests import sha256_of
 
 log = logging.getLogger(__name__)
 OUT = Path("data/user_files")
