@@ -36,24 +36,13 @@ def _benchmark(args, params) -> None:
 
 def _import_weights(args, params) -> None:
     from gpt1.atomic import claim_file
-    from gpt1.model import weights
+    from gpt1.model import safetensors_file, weights
     from gpt1.model.lm import METADATA_KEY, save_model
 
-    claim_file(args.out, args.force, lambda path: METADATA_KEY in safetensors_metadata(path), "a gpt1 checkpoint")
+    claim_file(args.out, args.force, lambda path: safetensors_file.has_entry(path, METADATA_KEY), "a gpt1 checkpoint")
     model = weights.import_weights(args.source, n_head=args.n_head)
     save_model(model, args.out)
     logging.getLogger("gpt1.model.weights").info("wrote %s (%d parameters)", args.out, model.num_parameters())
-
-
-def safetensors_metadata(path: Path) -> dict:
-    """The metadata of a safetensors file; empty for a file of any other kind."""
-    from safetensors import SafetensorError, safe_open
-
-    try:
-        with safe_open(str(path), framework="pt") as handle:
-            return handle.metadata() or {}
-    except (SafetensorError, OSError):
-        return {}
 
 
 def _generate(args, params) -> None:

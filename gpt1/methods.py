@@ -27,10 +27,6 @@ class Method:
     paper_row: Optional[tuple[float, ...]] = None  # its Table 5 row (PAPER_COLUMNS), None if the paper has none
 
     @property
-    def model_kind(self) -> str:
-        return self.starts_from or "transformer"
-
-    @property
     def pretrained(self) -> bool:
         return self.starts_from is not None
 

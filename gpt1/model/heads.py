@@ -94,8 +94,7 @@ def hidden_states(model: LanguageModel, batch: "Batch") -> torch.Tensor:
     causal, so a sequence's states do not depend on the padding after it: grouping changes the work, not the
     result (up to rounding; dropout masks are drawn per group). Padded positions hold zeros."""
     lengths = batch.lengths.tolist()
-    # The LSTM's time steps run one after another whatever the rows: fewer rows per pass barely save time.
-    groups = length_groups(lengths) if model.kind == "transformer" else [list(range(len(lengths)))]
+    groups = length_groups(lengths) if model.groups_rows_by_length else [list(range(len(lengths)))]
     if len(groups) == 1:
         return model.hidden_states(batch.input_ids)
     states = None
@@ -107,11 +106,6 @@ def hidden_states(model: LanguageModel, batch: "Batch") -> torch.Tensor:
             states = part.new_zeros(batch.input_ids.shape + part.shape[-1:])
         states[index, :longest] = part
     return states
-
-
-def hidden_size(model: LanguageModel) -> int:
-    """Width of `hidden_states`: d_model for the Transformer, d_hidden for the LSTM."""
-    return model.config.d_model if model.kind == "transformer" else model.config.d_hidden
 
 
 def lm_loss(model: LanguageModel, hidden: torch.Tensor, batch: Batch, rows: torch.Tensor | None = None) -> torch.Tensor:
@@ -135,7 +129,7 @@ class TaskModel(nn.Module):
         self.regression = spec.is_regression
         outputs = 1 if spec.family == "multiple_choice" or self.regression else len(spec.labels)
         self.classifier_dropout = classifier_dropout
-        self.head = nn.Linear(hidden_size(language_model), outputs)
+        self.head = nn.Linear(language_model.hidden_size, outputs)
         nn.init.normal_(self.head.weight, std=0.02)  # as the released code's clf weights
         nn.init.zeros_(self.head.bias)
         # Regression targets as (label - mean) / scale; saved with the weights. Identity until set.

@@ -18,11 +18,9 @@ from typing import Any, Mapping
 
 import torch
 import torch.nn.functional as F
-from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_file, save_file
 from torch import nn
 
-from gpt1.atomic import atomic_path
+from gpt1.model import safetensors_file
 from gpt1.model.dropout import Dropout, dropout
 from gpt1.errors import UserError
 from gpt1.model.lm_loss import linear_cross_entropy
@@ -75,6 +73,10 @@ class LanguageModel(nn.Module):
     kind: str
     config: TransformerConfig | LSTMConfig
     tokens_embed: nn.Embedding
+    hidden_size: int  # width of `hidden_states`, which task heads read
+    # Whether a batch's rows may run as groups of similar length (gpt1/model/heads.py): a Transformer pass costs
+    # what its padded tokens cost, while the LSTM's time steps run one after another whatever the rows.
+    groups_rows_by_length: bool
 
     def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
@@ -176,10 +178,12 @@ class Block(nn.Module):
 
 class GPT1(LanguageModel):
     kind = "transformer"
+    groups_rows_by_length = True
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = config
+        self.hidden_size = config.d_model
         self.tokens_embed = nn.Embedding(config.vocab_size, config.d_model)
         self.positions_embed = nn.Embedding(config.n_positions, config.d_model)
         self.drop = Dropout(config.embd_dropout)
@@ -219,10 +223,12 @@ class LSTMLanguageModel(LanguageModel):
     """
 
     kind = "lstm"
+    groups_rows_by_length = False
 
     def __init__(self, config: LSTMConfig):
         super().__init__()
         self.config = config
+        self.hidden_size = config.d_hidden
         self.tokens_embed = nn.Embedding(config.vocab_size, config.d_embed)
         self.drop = Dropout(config.dropout)
         self.lstm = nn.LSTM(config.d_embed, config.d_hidden, num_layers=config.n_layer, batch_first=True,
@@ -263,28 +269,18 @@ def build_model(kind: str, config: Mapping[str, Any] | TransformerConfig | LSTMC
 
 def save_model(model: LanguageModel, path: Path | str) -> None:
     """Write weights and the metadata {"kind", "config"} to one safetensors file, atomically."""
-    tensors = {name: tensor.detach().cpu().contiguous() for name, tensor in model.state_dict().items()}
-    # One metadata key: safetensors writes several in hash-map order, and two runs must give the same bytes.
-    metadata = {METADATA_KEY: json.dumps({"kind": model.kind, "config": dataclasses.asdict(model.config)}, sort_keys=True)}
-    with atomic_path(path) as temporary:
-        save_file(tensors, str(temporary), metadata=metadata)
+    safetensors_file.write(model, path, METADATA_KEY, {"kind": model.kind, "config": dataclasses.asdict(model.config)})
 
 
 def load_model(path: Path | str, device: str | torch.device = "cpu") -> LanguageModel:
     """Rebuild the model saved by `save_model` (returned in eval mode; call .train() to train on)."""
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"model checkpoint {path} does not exist; train or import a model first")
+    entry, tensors = safetensors_file.read(
+        path, METADATA_KEY, device, absent=f"model checkpoint {path} does not exist; train or import a model first",
+        unreadable=f"{path} is not a readable safetensors checkpoint ({{error}}); re-create it",
+        foreign=f"{path} has no gpt1 model metadata; save it with gpt1's save_model")
     try:
-        with safe_open(str(path), framework="pt") as handle:
-            metadata = handle.metadata() or {}
-        tensors = load_file(str(path), device=str(device))
-    except (SafetensorError, OSError) as error:
-        raise UserError(f"{path} is not a readable safetensors checkpoint ({error}); re-create it") from error
-    if METADATA_KEY not in metadata:
-        raise UserError(f"{path} has no gpt1 model metadata; save it with gpt1's save_model")
-    try:
-        described = json.loads(metadata[METADATA_KEY])
+        described = json.loads(entry)
         model = build_model(described["kind"], described["config"]).to(device)
         missing, unexpected = model.load_state_dict(tensors, strict=False)
     except UserError as error:  # a kind or setting this version does not know

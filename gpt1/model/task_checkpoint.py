@@ -13,12 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_file, save_file
 
-from gpt1.atomic import atomic_path
 from gpt1.data.records import TaskSpec
 from gpt1.errors import UserError
+from gpt1.model import safetensors_file
 from gpt1.model.heads import TaskModel
 from gpt1.model.lm import build_model
 
@@ -38,30 +36,22 @@ class TaskRun:
 
 def save_task_model(task_model: TaskModel, run: TaskRun, path: Path | str) -> None:
     language_model = task_model.language_model
-    metadata = {"kind": language_model.kind, "config": dataclasses.asdict(language_model.config),
-                "run": dataclasses.asdict(run)}
-    tensors = {name: tensor.detach().cpu().contiguous() for name, tensor in task_model.state_dict().items()}
-    with atomic_path(path) as temporary:
-        save_file(tensors, str(temporary), metadata={METADATA_KEY: json.dumps(metadata, sort_keys=True)})
+    safetensors_file.write(task_model, path, METADATA_KEY, {
+        "kind": language_model.kind, "config": dataclasses.asdict(language_model.config), "run": dataclasses.asdict(run)})
 
 
 def load_task_model(path: Path | str, device: str | torch.device = "cpu") -> tuple[TaskModel, TaskRun]:
     """The saved task model (eval mode) and what it was trained as."""
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path} does not exist: the finetune stage keeps the weights of the first seed in "
-                        "finetune.seeds; pick that run's folder, or re-run `dvc repro` for it")
+    entry, tensors = safetensors_file.read(
+        path, METADATA_KEY, device,
+        absent=f"{path} does not exist: the finetune stage keeps the weights of the first seed in finetune.seeds; "
+               "pick that run's folder, or re-run `dvc repro` for it",
+        unreadable=f"{path} is not a readable safetensors file ({{error}}); re-run its finetune stage",
+        foreign=f"{path} is not a fine-tuned task model (no {METADATA_KEY} metadata); for a pretrained language "
+                "model use `gpt1 generate`")
     try:
-        with safe_open(str(path), framework="pt") as handle:
-            metadata = handle.metadata() or {}
-        tensors = load_file(str(path), device=str(device))
-    except (SafetensorError, OSError) as error:
-        raise UserError(f"{path} is not a readable safetensors file ({error}); re-run its finetune stage") from None
-    if METADATA_KEY not in metadata:
-        raise UserError(f"{path} is not a fine-tuned task model (no {METADATA_KEY} metadata); for a pretrained "
-                        "language model use `gpt1 generate`")
-    try:
-        described = json.loads(metadata[METADATA_KEY])
+        described = json.loads(entry)
         raw_run = described["run"]
         spec = raw_run.pop("spec")
         spec = TaskSpec(**{**spec, "labels": tuple(spec["labels"]), "metrics": tuple(spec["metrics"])})
