@@ -80,6 +80,7 @@ STAGES = {  # command -> (module of gpt1.stages, which is also the dvc.yaml stag
     "bpe": ("bpe", "train GPT-1's BPE on the training corpus"),
     "tokenize": ("tokenize", "encode the corpus splits to memory-mappable token arrays"),
     "pretrain": ("pretrain", "pretrain the Transformer or the LSTM language model (resumes after interruption)"),
+    "encode-task": ("encode_task", "encode one task's fine-tuning examples as BPE ids, once for all its jobs"),
     "starting-model": ("starting_model", "record the weights a fine-tuning method starts from (path and sha256)"),
     "finetune": ("finetune", "fine-tune one (task, variant), every seed, with the paper's input transformations"),
     "layer-transfer": ("layer_transfer", "fine-tune with only the first k pretrained blocks transferred, every seed"),
@@ -135,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     parsers = {name: commands.add_parser(name, help=text, description=text) for name, text in texts.items()}
     # Only the stages that take options are imported here (none loads torch at import time), so building the
     # parser stays cheap.
-    for name in ("pretrain", "starting-model", "finetune", "layer-transfer", "transfer-curve"):
+    for name in ("pretrain", "encode-task", "starting-model", "finetune", "layer-transfer", "transfer-curve"):
         stage_module(name).add_arguments(parsers[name])
     bench = parsers["benchmark"]
     bench.add_argument("--configs", nargs="+", choices=["default", "mid"], default=None,

@@ -16,10 +16,11 @@ TASKS = DATA / "tasks"
 BPE = DATA / "bpe"
 PRETRAIN = DATA / "pretrain"
 STARTING_MODELS = DATA / "starting_models"
+TASK_TOKENS = DATA / "task_tokens"
 # Folders the pipeline writes and replaces whole (DVC removes a stage's outputs before running it): a user's
 # own files (data.local_paths) must live elsewhere.
 PIPELINE_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks", "bpe", "tokens", "pretrain",
-                                                        "starting_models", "user_files")) + (str(RESULTS),)
+                                                        "starting_models", "task_tokens", "user_files")) + (str(RESULTS),)
 # A one-off `--seed` run writes here, never into a stage's DVC output folder (which only the DAG writes).
 ONE_OFF = RESULTS / "one-off"
 
@@ -37,6 +38,11 @@ def checkpoint_file(step: int) -> str:
 def pretraining_checkpoint(kind: str, step: int, pretrain_dir: Path = PRETRAIN) -> Path:
     """A kept pretraining checkpoint of a model ("transformer" or "lstm"), published with its final weights."""
     return Path(pretrain_dir) / kind / "checkpoints" / checkpoint_file(step)
+
+
+def task_tokens(task: str, root: Path = TASK_TOKENS) -> Path:
+    """One task's fine-tuning examples as BPE ids (the encode_task stage; gpt1/model/task_tokens.py)."""
+    return Path(root) / task
 
 
 def starting_model_record(variant: str, records_dir: Path = STARTING_MODELS) -> Path:
@@ -86,6 +92,8 @@ def job_log(stage: str, task: str | None = None, variant: str | None = None, lay
         return LOGS / "pretrain" / f"{model}.log"
     if stage == "starting-model":
         return LOGS / "starting_model" / f"{variant}.log"
+    if stage == "encode-task":
+        return LOGS / "encode_task" / f"{task}.log"
     if stage == "finetune":
         run = LOGS / "finetune" / task / variant
     elif stage == "layer-transfer":

@@ -66,13 +66,15 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
     not add a folder there (the next `dvc repro` would see the stage as changed)."""
     import gpt1.train.finetune as library
     import gpt1.train.starting_weights as starting_weights
+    from gpt1.model.task_tokens import TaskTokens
     from gpt1.cli import build_parser
     from gpt1.config import load_params
     from gpt1.stages import finetune, layer_transfer, transfer_curve
 
     calls, checked = [], []
-    monkeypatch.setattr(library, "run_seeds", lambda params, task, variant, seeds, **options: calls.append(
-        (seeds, options.get("out_root"))))
+    monkeypatch.setattr(library, "run_seeds", lambda params, tokens, variant, seeds, **options: calls.append(
+        (tokens, seeds, options.get("out_root"))))
+    monkeypatch.setattr(TaskTokens, "load", lambda folder: folder)  # each stage reads its own task's tokens
     monkeypatch.setattr(starting_weights, "check", lambda variant, *folders: checked.append((variant, *folders)))
     parser, params = build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
     finetune.main(parser.parse_args(["finetune", "--task", "sts_b", "--variant", "full"]), params)
@@ -83,11 +85,13 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
     transfer_curve.main(parser.parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "374"]), params)
     transfer_curve.main(parser.parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "374", "--seed", "7"]),
                         params)
-    assert calls == [([1, 2, 3], Path("results/finetune/sts_b/full")), ([7], Path("results/one-off/finetune/sts_b/full")),
-                     ([1, 2], Path("results/layer_transfer/snli_100k/layers1")),
-                     ([7], Path("results/one-off/layer_transfer/snli_100k/layers1")),
-                     ([1, 2], Path("results/transfer_curve/rt_polarity/step374")),
-                     ([7], Path("results/one-off/transfer_curve/rt_polarity/step374"))]
+    sts, snli, rt = (Path("data/task_tokens") / task for task in ("sts_b", "snli_100k", "rt_polarity"))
+    assert calls == [(sts, [1, 2, 3], Path("results/finetune/sts_b/full")),
+                     (sts, [7], Path("results/one-off/finetune/sts_b/full")),
+                     (snli, [1, 2], Path("results/layer_transfer/snli_100k/layers1")),
+                     (snli, [7], Path("results/one-off/layer_transfer/snli_100k/layers1")),
+                     (rt, [1, 2], Path("results/transfer_curve/rt_polarity/step374")),
+                     (rt, [7], Path("results/one-off/transfer_curve/rt_polarity/step374"))]
     # the stage's run checks the record of its starting weights, which DVC tracks; a one-off run has none to check
     assert checked == [("full", Path("data/pretrain"), Path("data/starting_models"))]
 

@@ -70,11 +70,13 @@ def test_the_run_folders_dvc_declares_are_the_ones_gpt1_layout_builds(profile):
     stages = dag.resolve(ROOT / "dvc.yaml", params)
     records = {out for stage in stages for out in stage.outs if out.startswith("data/starting_models/")}
     assert records == {str(layout.starting_model_record(variant)) for variant in params["finetune"]["variants"]}
-    for stage in stages:  # a fine-tuning job depends on its own method's record, and on no checkpoint directly
+    tokens = {out for stage in stages for out in stage.outs if out.startswith("data/task_tokens/")}
+    assert tokens == {str(layout.task_tokens(task)) for task in params["data"]["tasks"]}
+    for stage in stages:  # a fine-tuning job reads its own task's tokens and its own method's weights (by record)
         if stage.name.startswith("finetune@"):
-            variant = stage.name.rsplit("-", 1)[1]
-            assert [dep for dep in stage.deps if dep.startswith("data/") and dep not in ("data/tasks", "data/bpe")] \
-                == [str(layout.starting_model_record(variant))], stage.name
+            task, variant = stage.name.removeprefix("finetune@").rsplit("-", 1)
+            assert [dep for dep in stage.deps if dep.startswith("data/")] == [
+                str(layout.task_tokens(task)), str(layout.starting_model_record(variant))], stage.name
 
 
 @pytest.mark.parametrize("profile", ["default", "paper+tiny"])

@@ -23,7 +23,9 @@ from gpt1.data.records import (
     write_examples,
 )
 from gpt1.data.task_data import load_task_data
+from gpt1.model.task_tokens import TaskTokens
 from gpt1.model.transforms import EncodedExample
+from gpt1.tokenizer.bpe import Gpt1Bpe
 from test_transforms import tiny_bpe
 from tiny import TINY_LSTM, TINY_MODEL, tiny_raw_params
 
@@ -96,10 +98,16 @@ def workspace(tmp_path_factory) -> Path:
     return root
 
 
+def tokens_of(params: Params, task: str, tasks_dir: Path, bpe_dir: Path) -> TaskTokens:
+    """A task's tokens as the encode_task stage makes them, in memory."""
+    return TaskTokens.encode(task, load_task_data(params, task, tasks_dir), Gpt1Bpe.load(bpe_dir))
+
+
 def run(workspace: Path, task: str, variant: str, seed: int = 1, out: str | None = None, params=None, **kwargs):
     out_dir = workspace / "out" / (out or f"{task}-{variant}-{seed}")
-    metrics = finetune.run(params or tiny_params(), task, variant, seed, tasks_dir=workspace / "tasks",
-                           bpe_dir=workspace / "bpe", pretrain_dir=workspace / "pretrain", out_dir=out_dir, **kwargs)
+    params = params or tiny_params()
+    metrics = finetune.run(params, tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant, seed,
+                           pretrain_dir=workspace / "pretrain", out_dir=out_dir, **kwargs)
     return metrics, out_dir
 
 
@@ -141,7 +149,8 @@ def test_same_seed_writes_identical_files_and_another_seed_does_not(workspace):
 
 def run_seeds(workspace: Path, task: str, variant: str, seeds, out: str, **kwargs) -> Path:
     out_root = workspace / "out" / out
-    finetune.run_seeds(tiny_params(), task, variant, seeds, tasks_dir=workspace / "tasks", bpe_dir=workspace / "bpe",
+    params = tiny_params()
+    finetune.run_seeds(params, tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant, seeds,
                        pretrain_dir=workspace / "pretrain", out_root=out_root, **kwargs)
     return out_root
 
@@ -381,7 +390,7 @@ def test_bad_task_files_stop_the_run_with_a_user_error(workspace, tmp_path, rows
     write_task(tasks / "rt_polarity", SPECS["rt_polarity"])
     write_examples(tasks / "rt_polarity" / "dev.jsonl", rows)
     with pytest.raises(UserError, match=message):
-        finetune.run(tiny_params(), "rt_polarity", "full", 1, tasks_dir=tasks, bpe_dir=workspace / "bpe",
+        finetune.run(tiny_params(), tokens_of(tiny_params(), "rt_polarity", tasks, workspace / "bpe"), "full", 1,
                      pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
@@ -399,7 +408,7 @@ def test_examples_longer_than_the_context_are_truncated(workspace, tmp_path):
     write_task(tasks / "snli_100k", SPECS["snli_100k"])
     long = " ".join(["word"] * 80)
     write_examples(tasks / "snli_100k" / "test.jsonl", [EntailmentExample(long, long, 1)] * 3)
-    metrics = finetune.run(tiny_params(), "snli_100k", "full", 1, tasks_dir=tasks, bpe_dir=workspace / "bpe",
+    metrics = finetune.run(tiny_params(), tokens_of(tiny_params(), "snli_100k", tasks, workspace / "bpe"), "full", 1,
                            pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
     assert 0.0 <= metrics["test"]["accuracy"] <= 1.0
 
@@ -457,8 +466,8 @@ def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablat
     results = tmp_path / "results"
     for task in tasks:
         for variant in params.finetune.variants:
-            finetune.run_seeds(params, task, variant, params.finetune.seeds, tasks_dir=workspace / "tasks",
-                               bpe_dir=workspace / "bpe", pretrain_dir=workspace / "pretrain",
+            finetune.run_seeds(params, tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant,
+                               params.finetune.seeds, pretrain_dir=workspace / "pretrain",
                                out_root=layout.finetune_runs(task, variant, results))
     baselines.run(params, workspace / "tasks", results / "baselines.json")
     evaluate.run(params, results)

@@ -10,6 +10,8 @@ import pytest
 import yaml
 
 from gpt1.train import finetune
+from gpt1.data.task_data import load_task_data
+from gpt1.model.task_tokens import TaskTokens
 from gpt1.data import prepare
 from gpt1.tokenizer.bpe import Gpt1Bpe, count_words, train_merges
 from gpt1.config import parse_params
@@ -66,8 +68,8 @@ def test_paper_task_fine_tunes_and_scores_with_its_metric(task, server, tmp_path
                                             attn_dropout=dropout, resid_dropout=dropout))
     save_model(model, tmp_path / "pretrain" / "transformer" / "model.safetensors")
 
-    metrics = finetune.run(params, task, "full", 1, tasks_dir=tmp_path / "tasks", bpe_dir=tmp_path / "bpe",
-                           pretrain_dir=tmp_path / "pretrain", out_dir=tmp_path / "out")
+    tokens = TaskTokens.encode(task, load_task_data(params, task, tmp_path / "tasks"), bpe)
+    metrics = finetune.run(params, tokens, "full", 1, pretrain_dir=tmp_path / "pretrain", out_dir=tmp_path / "out")
     for split in ("dev", "test"):
         assert set(spec.metrics) <= set(metrics[split]), (split, metrics[split])
     assert (tmp_path / "out" / "predictions_test.jsonl").read_text().strip()

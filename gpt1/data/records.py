@@ -79,11 +79,13 @@ class TaskSpec:
         return json.dumps(dataclasses.asdict(self), indent=2) + "\n"
 
     @classmethod
+    def from_dict(cls, raw: dict) -> "TaskSpec":
+        """The spec `to_json` wrote, read back (JSON has lists where the spec has tuples)."""
+        return cls(**{**raw, "labels": tuple(raw["labels"]), "metrics": tuple(raw["metrics"])})
+
+    @classmethod
     def from_file(cls, path: Path) -> "TaskSpec":
-        raw = json.loads(read_text(path))
-        raw["labels"] = tuple(raw["labels"])
-        raw["metrics"] = tuple(raw["metrics"])
-        return cls(**raw)
+        return cls.from_dict(json.loads(read_text(path)))
 
 
 def texts_of(example: Example) -> list[str]:

@@ -53,8 +53,7 @@ def load_task_model(path: Path | str, device: str | torch.device = "cpu") -> tup
     try:
         described = json.loads(entry)
         raw_run = described["run"]
-        spec = raw_run.pop("spec")
-        spec = TaskSpec(**{**spec, "labels": tuple(spec["labels"]), "metrics": tuple(spec["metrics"])})
+        spec = TaskSpec.from_dict(raw_run.pop("spec"))
         run = TaskRun(**raw_run, spec=spec)
         task_model = TaskModel(build_model(described["kind"], described["config"]), spec, classifier_dropout=0.0)
         task_model.load_state_dict(tensors)

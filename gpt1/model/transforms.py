@@ -111,15 +111,23 @@ def build_sequences(texts: list[Sequence[int]], family: str, special: SpecialIds
     return tuple(choice_sequence(texts[0], answer, special, n_ctx) for answer in texts[1:])
 
 
+def transform_examples(texts: Sequence[Sequence[Sequence[int]]], labels: Sequence[float], family: str,
+                       special: SpecialIds, n_ctx: int) -> list[EncodedExample]:
+    """Examples whose texts are already token ids (in `texts_of` order) -> the model's input sequences."""
+    return [EncodedExample(build_sequences(list(ids), family, special, n_ctx), float(label))
+            for ids, label in zip(texts, labels)]
+
+
+def tokenize_texts(examples: Sequence[Example], bpe: Gpt1Bpe) -> list[list[list[int]]]:
+    """Each example's texts (`texts_of` order) as BPE ids, uncut."""
+    pieces = [texts_of(example) for example in examples]
+    encoded = iter(bpe.encode_many(text for texts in pieces for text in texts))
+    return [[next(encoded) for _ in texts] for texts in pieces]
+
+
 def encode_examples(examples: Sequence[Example], spec: TaskSpec, bpe: Gpt1Bpe, n_ctx: int,
                     where: str = "examples") -> list[EncodedExample]:
     """Check, BPE-encode and transform a split; `where` names it in error messages."""
     check_examples(examples, spec, where)
-    special = SpecialIds.from_bpe(bpe)
-    pieces = [texts_of(example) for example in examples]
-    encoded = iter(bpe.encode_many(text for texts in pieces for text in texts))
-    result = []
-    for example, texts in zip(examples, pieces):
-        ids = [next(encoded) for _ in texts]
-        result.append(EncodedExample(build_sequences(ids, spec.family, special, n_ctx), float(example.label)))
-    return result
+    return transform_examples(tokenize_texts(examples, bpe), [example.label for example in examples], spec.family,
+                              SpecialIds.from_bpe(bpe), n_ctx)

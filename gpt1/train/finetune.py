@@ -10,8 +10,8 @@ re-initialises the rest; k = n_layer draws nothing and is byte for byte the `ful
 Determinism: the training subsample depends only on the project seed (every variant and seed sees the
 same examples, so seeds measure training randomness); the run's seed drives initialisation, dropout and
 batch order. Output files hold no timings (they go to the log), so a rerun writes identical bytes. The seeds
-of a stage share one process (imports, BPE and encoded examples are paid once); each writes exactly what a
-process of its own would.
+of a stage share one process (imports and the task's tokens are loaded once, gpt1/model/task_tokens.py); each
+writes exactly what a process of its own would.
 """
 
 from __future__ import annotations
@@ -29,15 +29,14 @@ from tqdm import tqdm
 
 from gpt1.atomic import atomic_directory
 from gpt1.config import Params
-from gpt1.data.task_data import TaskData, load_task_data
 from gpt1 import methods
 from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
 from gpt1.layout import seed_run
 from gpt1.model.heads import TaskModel, collate
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
-from gpt1.model.transforms import EncodedExample, encode_examples
-from gpt1.tokenizer.bpe import Gpt1Bpe
+from gpt1.model.task_tokens import TaskTokens
+from gpt1.model.transforms import EncodedExample
 from gpt1.train import precision
 from gpt1.train.loop import TrainingState
 from gpt1.train.run_card import RunCard, model_card
@@ -135,29 +134,26 @@ class Prepared:
     """What every seed of a task shares, loaded once per process: seeds differ in the starting model,
     dropout and batch order only, never in the examples or their tokens."""
     params: Params
-    task: str
-    data: TaskData
-    bpe: Gpt1Bpe
+    tokens: TaskTokens
     device: torch.device
-    tasks_dir: Path
     pretrain_dir: Path
     _encoded: dict[int, dict[str, list[EncodedExample]]] = field(default_factory=dict, repr=False)
 
+    @property
+    def task(self) -> str:
+        return self.tokens.task
+
     def encoded(self, n_ctx: int) -> dict[str, list[EncodedExample]]:
-        """The splits as token sequences, encoded on first use: n_ctx comes from the starting model (the
-        same for every seed of a variant), and encoding draws no random numbers, so caching changes nothing."""
+        """The splits as input sequences, built on first use: n_ctx comes from the starting model (the same for
+        every seed of a variant), and building them draws no random numbers, so caching changes nothing."""
         if n_ctx not in self._encoded:
-            self._encoded[n_ctx] = {
-                split: encode_examples(examples, self.data.spec, self.bpe, n_ctx,
-                                       where=f"{self.tasks_dir}/{self.task}/{split}.jsonl")
-                for split, examples in self.data.splits.items()}
+            self._encoded[n_ctx] = self.tokens.encoded(n_ctx)
         return self._encoded[n_ctx]
 
 
-def prepare(params: Params, task: str, tasks_dir: Path, bpe_dir: Path, pretrain_dir: Path) -> Prepared:
-    return Prepared(params=params, task=task, data=load_task_data(params, task, tasks_dir), bpe=Gpt1Bpe.load(bpe_dir),
-                    device=precision.resolve_device(params.finetune.device, key="finetune.device"), tasks_dir=Path(tasks_dir),
-                    pretrain_dir=Path(pretrain_dir))
+def prepare(params: Params, tokens: TaskTokens, pretrain_dir: Path) -> Prepared:
+    return Prepared(params=params, tokens=tokens, pretrain_dir=Path(pretrain_dir),
+                    device=precision.resolve_device(params.finetune.device, key="finetune.device"))
 
 
 def _evaluate(task_model: TaskModel, encoded: dict[str, list[EncodedExample]], prepared: Prepared):
@@ -168,7 +164,7 @@ def _evaluate(task_model: TaskModel, encoded: dict[str, list[EncodedExample]], p
         outputs = predict(task_model, encoded[split], max(settings.batch_size, EVAL_BATCH_SIZE), prepared.device,
                           settings.dtype)
         predictions[split] = prediction_rows(outputs, encoded[split], task_model.regression)
-        scored = score(prepared.data.spec, [row["label"] for row in predictions[split]],
+        scored = score(prepared.tokens.spec, [row["label"] for row in predictions[split]],
                        [row["prediction"] for row in predictions[split]])
         results[split] = {"metrics": scored.values, "notes": list(scored.notes)}
     return results, predictions
@@ -199,17 +195,16 @@ def strict_json(value, **options) -> str:
 def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfer_layers: int | None = None,
              save_weights: bool = False, pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one seed of a prepared task; writes what a process of its own would, byte for byte."""
-    params, data, device = prepared.params, prepared.data, prepared.device
+    params, tokens, device = prepared.params, prepared.tokens, prepared.device
     started = time.perf_counter()
     # Reseeding replaces all of the global generator's state (CPU and CUDA), so an earlier seed in the same
     # process leaves nothing behind: init, dropout masks and the head draw from it; batch order from `seed`.
     torch.manual_seed(seed)
-    model = language_model(params, variant, prepared.bpe.vocab_size, prepared.pretrain_dir, transfer_layers,
-                           pretrain_step)
+    model = language_model(params, variant, tokens.vocab_size, prepared.pretrain_dir, transfer_layers, pretrain_step)
     n_ctx = context_length(params, model)
-    task_model = TaskModel(model, data.spec, params.finetune.classifier_dropout).to(device)
+    task_model = TaskModel(model, tokens.spec, params.finetune.classifier_dropout).to(device)
     encoded = prepared.encoded(n_ctx)
-    if task_model.regression:  # after encoding, which stops on an empty split
+    if task_model.regression:  # never an empty split: gpt1/data/task_data.py checked each when it read the task
         task_model.set_target_scale([example.label for example in encoded["train"]])
     lm_coef = methods.lm_coef(variant, params.finetune)
     lr, lr_key = methods.learning_rate(variant, params.finetune)
@@ -227,8 +222,8 @@ def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfe
                    pretrain_step=pretrain_step, n_ctx=n_ctx, model_kind=model.kind, model_config=asdict(model.config),
                    parameters=sum(p.numel() for p in task_model.parameters()), history=history, results=results,
                    saved_weights=save_weights, precision=precision.describe(device, params.finetune.dtype))
-    weights = (task_model, TaskRun(prepared.task, variant, seed, n_ctx, data.spec)) if save_weights else None
-    _write(Path(out_dir), predictions, metrics, model_card(card, params, data), weights)
+    weights = (task_model, TaskRun(prepared.task, variant, seed, n_ctx, tokens.spec)) if save_weights else None
+    _write(Path(out_dir), predictions, metrics, model_card(card, params, tokens), weights)
     log.info("%s / %s / seed %d: test %s; seconds: %.1f model (and encoding, first seed), %.1f training, "
              "%.1f evaluating", prepared.task, variant, seed, metrics["test"], built - started, trained - built,
              time.perf_counter() - trained)
@@ -247,24 +242,22 @@ def selected_seeds(seed: int | None, configured: Sequence[int]) -> list[int]:
     return list(configured) if seed is None else [seed]
 
 
-def run_seeds(params: Params, task: str, variant: str, seeds: Sequence[int], *, tasks_dir: Path, bpe_dir: Path,
-              pretrain_dir: Path, out_root: Path, transfer_layers: int | None = None,
-              keep_weights_of: Sequence[int] = (), pretrain_step: int | None = None
-              ) -> dict[int, dict[str, dict[str, float]]]:
-    """Every seed of one (task, variant) in this process: imports, the BPE and the encoded examples are paid
-    once. Seed S goes to out_root/seedS, with its fine-tuned weights when S is in `keep_weights_of`; returns
-    {seed: metrics}."""
-    started = time.perf_counter()
-    prepared = prepare(params, task, tasks_dir, bpe_dir, pretrain_dir)
-    log.info("%s: task data and BPE files read in %.1f s; seeds %s", task, time.perf_counter() - started, list(seeds))
+def run_seeds(params: Params, tokens: TaskTokens, variant: str, seeds: Sequence[int], *, pretrain_dir: Path,
+              out_root: Path, transfer_layers: int | None = None, keep_weights_of: Sequence[int] = (),
+              pretrain_step: int | None = None) -> dict[int, dict[str, dict[str, float]]]:
+    """Every seed of one (task, variant) in this process, from the task's tokens (`TaskTokens.load` of the
+    encode_task stage's folder, or `TaskTokens.encode`). Seed S goes to out_root/seedS, with its fine-tuned
+    weights when S is in `keep_weights_of`; returns {seed: metrics}."""
+    prepared = prepare(params, tokens, pretrain_dir)
+    log.info("%s: seeds %s", tokens.task, list(seeds))
     return {seed: run_seed(prepared, variant, seed, seed_run(out_root, seed), transfer_layers,
                            save_weights=seed in keep_weights_of, pretrain_step=pretrain_step)
             for seed in seeds}
 
 
-def run(params: Params, task: str, variant: str, seed: int, *, tasks_dir: Path, bpe_dir: Path, pretrain_dir: Path,
-        out_dir: Path, transfer_layers: int | None = None, save_weights: bool = False,
+def run(params: Params, tokens: TaskTokens, variant: str, seed: int, *, pretrain_dir: Path, out_dir: Path,
+        transfer_layers: int | None = None, save_weights: bool = False,
         pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one (task, variant, seed) into `out_dir`; returns {"dev": metrics, "test": metrics}."""
-    prepared = prepare(params, task, tasks_dir, bpe_dir, pretrain_dir)
-    return run_seed(prepared, variant, seed, Path(out_dir), transfer_layers, save_weights, pretrain_step)
+    return run_seed(prepare(params, tokens, pretrain_dir), variant, seed, Path(out_dir), transfer_layers,
+                    save_weights, pretrain_step)

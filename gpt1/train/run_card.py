@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from gpt1.config import Params
 from gpt1.data.records import SPLITS, TaskSpec
-from gpt1.data.task_data import TaskData
+from gpt1.model.task_tokens import TaskTokens
 from gpt1.methods import method
 
 
@@ -58,7 +58,7 @@ def _reproduce(card: RunCard) -> str:
             f"transfer_layers={card.transfer_layers}, pretrain_step={card.pretrain_step}, ...)`")
 
 
-def model_card(card: RunCard, params: Params, data: TaskData) -> str:
+def model_card(card: RunCard, params: Params, data: TaskTokens) -> str:
     """What the run did, in Markdown; deterministic (no dates, no timings, no host names)."""
     spec = data.spec
     transfer = "all" if card.transfer_layers is None else f"embeddings + first {card.transfer_layers} blocks"

@@ -1,0 +1,76 @@
+"""A task's examples as BPE ids, encoded once (stage `encode_task`) and read by every fine-tuning job of it.
+
+Each split is the seeded sample fine-tuning uses (gpt1/data/task_data.py), each example's texts as token ids in
+`texts_of` order, not yet cut: the input transformation and its truncation depend on the starting model's
+context, and are applied when a job reads them (`TaskTokens.encoded`). Beside them, what a job needs of the
+task and the BPE: the task's spec, the sizes of its split files, the vocabulary size and the special ids. A job
+then loads no BPE and no spaCy, and depends on its own task's tokens rather than on every task and the BPE.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpt1.atomic import atomic_directory
+from gpt1.data.records import SPLITS, TaskSpec
+from gpt1.data.task_data import TaskData
+from gpt1.errors import UserError
+from gpt1.model.transforms import EncodedExample, SpecialIds, tokenize_texts, transform_examples
+from gpt1.tokenizer.bpe import Gpt1Bpe
+
+INFO = "tokens.json"  # the spec, the split files' sizes, the vocabulary and special ids
+
+
+@dataclass(frozen=True)
+class TokenizedSplit:
+    texts: list[list[list[int]]]  # per example, per text: token ids
+    labels: list[float]
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+@dataclass(frozen=True)
+class TaskTokens:
+    task: str
+    spec: TaskSpec
+    splits: dict[str, TokenizedSplit]
+    full_sizes: dict[str, int]  # rows in each split file before sampling (model cards say both)
+    vocab_size: int
+    special: SpecialIds
+
+    @classmethod
+    def encode(cls, task: str, data: TaskData, bpe: Gpt1Bpe) -> "TaskTokens":
+        splits = {split: TokenizedSplit(tokenize_texts(examples, bpe), [example.label for example in examples])
+                  for split, examples in data.splits.items()}
+        return cls(task, data.spec, splits, dict(data.full_sizes), bpe.vocab_size, SpecialIds.from_bpe(bpe))
+
+    def encoded(self, n_ctx: int) -> dict[str, list[EncodedExample]]:
+        """The splits as the model's input sequences for a context of `n_ctx` tokens (Figure 1's transformations)."""
+        return {split: transform_examples(tokens.texts, tokens.labels, self.spec.family, self.special, n_ctx)
+                for split, tokens in self.splits.items()}
+
+    def save(self, folder: Path) -> None:
+        """<split>.jsonl (one {"texts", "label"} per example) and tokens.json, the folder whole or not at all."""
+        info = {"task": self.task, "spec": json.loads(self.spec.to_json()), "full_sizes": self.full_sizes,
+                "vocab_size": self.vocab_size, "special": dataclasses.asdict(self.special)}
+        with atomic_directory(folder) as staging:
+            for split, tokens in self.splits.items():
+                (staging / f"{split}.jsonl").write_text("".join(
+                    json.dumps({"texts": texts, "label": label}) + "\n" for texts, label in zip(tokens.texts, tokens.labels)))
+            (staging / INFO).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+
+    @classmethod
+    def load(cls, folder: Path) -> "TaskTokens":
+        folder = Path(folder)
+        if not (folder / INFO).is_file():
+            raise UserError(f"{folder / INFO} not found; run `gpt1 encode-task --task {folder.name}` (dvc repro does)")
+        info = json.loads((folder / INFO).read_text())
+        splits = {}
+        for split in SPLITS:
+            rows = [json.loads(line) for line in (folder / f"{split}.jsonl").read_text().splitlines()]
+            splits[split] = TokenizedSplit([row["texts"] for row in rows], [row["label"] for row in rows])
+        return cls(info["task"], TaskSpec.from_dict(info["spec"]), splits, info["full_sizes"], info["vocab_size"], SpecialIds(**info["special"]))
