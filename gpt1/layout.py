@@ -30,6 +30,18 @@ def pretrained_model(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
     return Path(pretrain_dir) / kind / "model.safetensors"
 
 
+def checkpoint_steps(max_steps: int, count: int) -> list[int]:
+    """The updates after which pretraining keeps a checkpoint: `count` log-spaced update numbers from 1 to
+    max_steps (fewer when rounding makes them collide). Params validation and the analysis read them too."""
+    import numpy as np  # late: every command imports this module
+
+    if max_steps == 0:
+        return []
+    if count == 1:
+        return [max_steps]
+    return sorted({int(round(step)) for step in np.geomspace(1, max_steps, count)} | {max_steps})
+
+
 def checkpoint_file(step: int) -> str:
     """The name of the pretraining checkpoint kept after update `step` (pretrain.checkpoints, log-spaced)."""
     return f"step_{step}.safetensors"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpt1.train.schedules import checkpoint_steps
+from gpt1.layout import checkpoint_steps
 
 if TYPE_CHECKING:
     from gpt1.config import Params

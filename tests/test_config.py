@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from gpt1.data import registry
 from gpt1.config import Params, load_params, parse_params
 from gpt1.errors import UserError
-from gpt1.train.schedules import checkpoint_steps
+from gpt1.layout import checkpoint_steps
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS_YAML = REPO / "params.yaml"

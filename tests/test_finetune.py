@@ -22,7 +22,7 @@ from gpt1.data.records import (
     TaskSpec,
     write_examples,
 )
-from gpt1.data.task_data import load_task_data
+from gpt1.data.task_data import Samples, load_task_data
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.model.transforms import EncodedExample
 from gpt1.tokenizer.bpe import Gpt1Bpe
@@ -100,7 +100,7 @@ def workspace(tmp_path_factory) -> Path:
 
 def tokens_of(params: Params, task: str, tasks_dir: Path, bpe_dir: Path) -> TaskTokens:
     """A task's tokens as the encode_task stage makes them, in memory."""
-    return TaskTokens.encode(task, load_task_data(params, task, tasks_dir), Gpt1Bpe.load(bpe_dir))
+    return TaskTokens.encode(task, load_task_data(Samples.of(params), task, tasks_dir), Gpt1Bpe.load(bpe_dir))
 
 
 def run(workspace: Path, task: str, variant: str, seed: int = 1, out: str | None = None, params=None, **kwargs):
@@ -374,8 +374,8 @@ def test_no_pretrain_needs_no_checkpoint_and_unknown_variants_are_refused(tmp_pa
 
 def test_train_subsample_is_seeded_by_the_project_and_capped(workspace):
     params = tiny_params()
-    first = load_task_data(params, "rt_polarity", workspace / "tasks")
-    again = load_task_data(params, "rt_polarity", workspace / "tasks")
+    first = load_task_data(Samples.of(params), "rt_polarity", workspace / "tasks")
+    again = load_task_data(Samples.of(params), "rt_polarity", workspace / "tasks")
     assert len(first.splits["train"]) == 12 and first.splits == again.splits
     assert len(first.splits["dev"]) == len(first.splits["test"]) == 6
     assert first.full_sizes == {"train": 16, "dev": 8, "test": 8}
@@ -400,7 +400,7 @@ def test_multiple_choice_gold_index_out_of_range_is_a_user_error(workspace, tmp_
     write_task(tasks / "social_iqa", SPECS["social_iqa"])
     write_examples(tasks / "social_iqa" / "train.jsonl", [MultipleChoiceExample("who?", ("a", "b"), 2)])
     with pytest.raises(UserError, match="outside the 2 choices"):
-        load_task_data(tiny_params(), "social_iqa", tasks)
+        load_task_data(Samples.of(tiny_params()), "social_iqa", tasks)
 
 
 def test_examples_longer_than_the_context_are_truncated(workspace, tmp_path):

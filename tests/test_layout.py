@@ -20,8 +20,12 @@ def modules() -> list[Path]:
 
 def imported(path: Path) -> set[str]:
     """Dotted gpt1 modules and packages that `path` imports (from ... import names included as candidates)."""
+    return imported_from(ast.parse(path.read_text()))
+
+
+def imported_from(tree: ast.AST) -> set[str]:
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "gpt1":
             found.add(node.module)
             found |= {f"{node.module}.{alias.name}" for alias in node.names}
@@ -56,6 +60,35 @@ def test_package_inits_hold_only_a_docstring():
     for package in ("stages", *LIBRARY):
         tree = ast.parse((PACKAGE / package / "__init__.py").read_text())
         assert len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr), package
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Like `imported`, without the imports under `if TYPE_CHECKING:` (annotations only, never executed)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            node.body = []
+    return imported_from(tree)
+
+
+def test_no_two_parts_of_the_package_import_each_other_even_inside_functions():
+    """A circle of imports works only while function-level imports hide it (gpt1.config and gpt1.data used to
+    import each other, and gpt1.config reached gpt1.train through params_checks): between the subpackages and
+    the top-level modules, every import counted, the graph has no cycle."""
+    from graphlib import CycleError, TopologicalSorter
+
+    def part(path: Path) -> str:  # gpt1.data, gpt1.train, ... or a top-level module such as gpt1.config
+        return ".".join(path.relative_to(ROOT).with_suffix("").parts[:2]).removesuffix(".__init__")
+
+    graph: dict[str, set[str]] = {}
+    for path in modules():
+        reached = {part(ROOT / (module.replace(".", "/") + ".py")) for module in _runtime_imports(path)
+                   if (ROOT / (module.replace(".", "/") + ".py")).is_file()}
+        graph.setdefault(part(path), set()).update(reached - {part(path)})
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as error:
+        pytest.fail(f"parts of gpt1 that import each other: {' -> '.join(error.args[1])}")
 
 
 def test_no_module_over_the_line_limit():

@@ -19,7 +19,7 @@ from gpt1.stages import evaluate
 from gpt1.errors import UserError
 from gpt1.eval.metrics import score
 from gpt1.data.records import ClassificationExample, SimilarityExample, TaskSpec, write_examples
-from gpt1.data.task_data import load_task_data
+from gpt1.data.task_data import Samples, load_task_data
 from test_finetune import SPECS, TASKS, tiny_params, write_task
 
 MRPC = TaskSpec("mrpc", "similarity", ("not_paraphrase", "paraphrase"), ("f1", "accuracy"), "test")
@@ -80,7 +80,7 @@ def test_majority_and_tfidf_baselines_on_a_separable_task(tmp_path):
     write_examples(tasks / "rt_polarity" / "train.jsonl", train)
     write_examples(tasks / "rt_polarity" / "test.jsonl", [ClassificationExample("great good", 1),
                                                           ClassificationExample("awful bad", 0)])
-    data = load_task_data(tiny_params(), "rt_polarity", tasks)
+    data = load_task_data(Samples.of(tiny_params()), "rt_polarity", tasks)
     results = baselines.task_baselines(data, seed=1)
     assert results["majority"]["test"] == {"accuracy": 0.5}  # always "negative", the larger class
     assert results["tfidf_logreg"]["test"] == {"accuracy": 1.0}
@@ -88,11 +88,11 @@ def test_majority_and_tfidf_baselines_on_a_separable_task(tmp_path):
 
 def test_regression_and_multiple_choice_baselines(tasks_dir):
     params = tiny_params()
-    similarity = baselines.task_baselines(load_task_data(params, "lee_similarity", tasks_dir), seed=1)
+    similarity = baselines.task_baselines(load_task_data(Samples.of(params), "lee_similarity", tasks_dir), seed=1)
     assert set(similarity) == {"majority", "tfidf_cosine"}  # no text classifier for a regression target
     assert similarity["majority"]["test"] == {"pearson": 0.0, "spearman": 0.0}
     assert any("undefined" in note for note in similarity["majority"]["notes"])
-    choice = baselines.task_baselines(load_task_data(params, "social_iqa", tasks_dir), seed=1)
+    choice = baselines.task_baselines(load_task_data(Samples.of(params), "social_iqa", tasks_dir), seed=1)
     assert set(choice) == {"majority"} and 0 <= choice["majority"]["test"]["accuracy"] <= 1
 
 
@@ -105,7 +105,7 @@ def test_tfidf_cosine_baseline_scores_word_overlap(tmp_path):
             SimilarityExample("storm in town", "flood in town", 0.5)]
     write_examples(tasks / "lee_similarity" / "train.jsonl", train)
     write_examples(tasks / "lee_similarity" / "test.jsonl", test)
-    data = load_task_data(tiny_params(), "lee_similarity", tasks)
+    data = load_task_data(Samples.of(tiny_params()), "lee_similarity", tasks)
     predicted = baselines.tfidf_cosine(data)(data.splits["test"])
     assert predicted[0] == pytest.approx(1.0) and predicted[1] == 0.0 and 0 < predicted[2] < 1
     result = baselines.task_baselines(data, seed=1)["tfidf_cosine"]["test"]

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gpt1.train import finetune
-from gpt1.data.task_data import load_task_data
+from gpt1.data.task_data import Samples, load_task_data
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.data import prepare
 from gpt1.tokenizer.bpe import Gpt1Bpe, count_words, train_merges
@@ -54,7 +54,7 @@ def test_paper_task_fine_tunes_and_scores_with_its_metric(task, server, tmp_path
         for name, payload in CASES[task][0].items():
             fetch_source(served(server, PAPER_SOURCES[name], payload), tmp_path / "cache", raw)
     params = _params(task)
-    prepare.prepare_tasks(params, raw, tmp_path / "tasks")
+    prepare.prepare_tasks(params.data, params.seed, raw, tmp_path / "tasks")
 
     spec = PAPER_TASKS[task].spec
     texts = [clean(text) for split in ("train", "dev", "test")
@@ -68,7 +68,7 @@ def test_paper_task_fine_tunes_and_scores_with_its_metric(task, server, tmp_path
                                             attn_dropout=dropout, resid_dropout=dropout))
     save_model(model, tmp_path / "pretrain" / "transformer" / "model.safetensors")
 
-    tokens = TaskTokens.encode(task, load_task_data(params, task, tmp_path / "tasks"), bpe)
+    tokens = TaskTokens.encode(task, load_task_data(Samples.of(params), task, tmp_path / "tasks"), bpe)
     metrics = finetune.run(params, tokens, "full", 1, pretrain_dir=tmp_path / "pretrain", out_dir=tmp_path / "out")
     for split in ("dev", "test"):
         assert set(spec.metrics) <= set(metrics[split]), (split, metrics[split])

@@ -27,7 +27,7 @@ from gpt1.stages.pretrain import run
 from gpt1.train.loop import build_optimizer, load_state
 from gpt1.layout import pretraining_checkpoint
 from gpt1.train.pretrain import _log_step, accumulation_steps
-from gpt1.train.schedules import checkpoint_steps
+from gpt1.layout import checkpoint_steps
 from gpt1.train.schedules import warmup_cosine
 import tiny
 

@@ -17,7 +17,7 @@ from gpt1.stages import pretrain
 from gpt1.errors import UserError
 from gpt1.train.loop import Diverged
 from gpt1.train.pretrain import Trainer
-from gpt1.train.schedules import checkpoint_steps
+from gpt1.layout import checkpoint_steps
 from gpt1.config import parse_params
 from test_pretrain import one_thread, run_in_subprocess, runner_command, state_dict, subprocess_environment, \
     tiny_raw_params, write_tokens  # noqa: F401 (one_thread: an autouse fixture)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpt1.data.task_data import load_task_data
+from gpt1.data.task_data import Samples, load_task_data
 from gpt1.errors import UserError
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.model.transforms import encode_examples
@@ -17,7 +17,7 @@ from test_transforms import tiny_bpe
 def test_saved_tokens_give_the_input_sequences_of_encoding_the_task_directly(tmp_path, task):
     params, bpe = tiny_params(), tiny_bpe()
     write_task(tmp_path / "tasks" / task, SPECS[task])
-    data = load_task_data(params, task, tmp_path / "tasks")
+    data = load_task_data(Samples.of(params), task, tmp_path / "tasks")
     TaskTokens.encode(task, data, bpe).save(tmp_path / "task_tokens" / task)
     loaded = TaskTokens.load(tmp_path / "task_tokens" / task)
     assert (loaded.task, loaded.spec, loaded.full_sizes) == (task, data.spec, data.full_sizes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpt1.params_files import compose_raw
-from gpt1.train.schedules import checkpoint_steps
+from gpt1.layout import checkpoint_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_PROFILE = ROOT / "profiles" / "tiny.yaml"

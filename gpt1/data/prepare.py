@@ -21,7 +21,6 @@ from tqdm import tqdm
 
 from gpt1.data import embedded, registry
 from gpt1.atomic import atomic_directory, atomic_write_text
-from gpt1.config import Params
 from gpt1.data.records import Example, texts_of, write_examples
 from gpt1.data.tasks import make_splits
 from gpt1.data.text import clean, sentence_key, sentences
@@ -41,14 +40,15 @@ def fix_example(example: Example) -> Example:
     return dataclasses.replace(example, **changes)
 
 
-def prepare_tasks(params: Params, raw: Path, out: Path) -> dict[str, dict[str, list[Example]]]:
+def prepare_tasks(data, seed: int, raw: Path, out: Path) -> dict[str, dict[str, list[Example]]]:
+    """Write data/tasks/<task>/ for each of `data.tasks` (`data`: params' data section) and return the splits."""
     prepared = {}
     with atomic_directory(out) as staging:
-        for name in params.data.tasks:
+        for name in data.tasks:
             task = registry.TASKS[name]
             found = {split: [fix_example(e) for e in examples] for split, examples in task.load(raw).items()}
-            splits = make_splits(found, name, params.seed, params.data.task_dev_fraction,
-                                 params.data.task_test_fraction, task.carved_fractions)
+            splits = make_splits(found, name, seed, data.task_dev_fraction, data.task_test_fraction,
+                                 task.carved_fractions)
             for split, examples in splits.items():
                 write_examples(staging / name / f"{split}.jsonl", examples)
             atomic_write_text(staging / name / "task.json", task.spec.to_json())
@@ -108,21 +108,22 @@ def task_train_documents(prepared: dict[str, dict[str, list[Example]]]) -> Itera
             yield "\n\n".join(texts_of(example))
 
 
-def prepare_corpus(params: Params, raw: Path, out: Path, banned: set[str],
+def prepare_corpus(data, seed: int, raw: Path, out: Path, banned: set[str],
                    prepared: dict[str, dict[str, list[Example]]] | None = None) -> dict:
-    """Write data/corpus/{train,val}.jsonl (one document per line) and stats.json."""
-    rng = random.Random(params.seed)
+    """Write data/corpus/{train,val}.jsonl (one document per line) and stats.json from `data.corpus`'s parts
+    (`data`: params' data section)."""
+    rng = random.Random(seed)
     seen: set[bytes] = set()
     stats: dict[str, dict] = {}
     with atomic_directory(out) as staging, open(staging / "train.jsonl", "w") as train, \
             open(staging / "val.jsonl", "w") as val:
-        for name in params.data.corpus:
+        for name in data.corpus:
             counts: Counter = Counter()
             part = registry.CORPORA[name]
             raw_documents = task_train_documents(prepared or {}) if part.from_task_train_splits else part.read(raw)
             documents = tqdm(raw_documents, desc=f"clean {name}", unit="doc", disable=None)
-            for document in clean_documents(documents, banned, params.data.min_dedup_chars, seen, counts):
-                is_val = rng.random() < params.data.corpus_val_fraction
+            for document in clean_documents(documents, banned, data.min_dedup_chars, seen, counts):
+                is_val = rng.random() < data.corpus_val_fraction
                 (val if is_val else train).write(json.dumps({"part": name, "text": document}) + "\n")
                 counts["val_bytes" if is_val else "train_bytes"] += len(document.encode())
             stats[name] = dict(sorted(counts.items()))

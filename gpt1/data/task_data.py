@@ -9,9 +9,21 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpt1.config import Params
 from gpt1.errors import UserError
 from gpt1.data.records import SPLITS, Example, TaskSpec, check_examples, read_examples
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Which rows of each split fine-tuning and the baselines use: seeded samples of at most these sizes."""
+    seed: int  # params' project seed
+    max_train: int | None  # finetune.max_train_examples
+    max_eval: int | None  # finetune.max_eval_examples (dev and test each)
+
+    @classmethod
+    def of(cls, params) -> "Samples":
+        """From the validated params (gpt1/config.py; not imported here: the config validates against this package)."""
+        return cls(params.seed, params.finetune.max_train_examples, params.finetune.max_eval_examples)
 
 
 @dataclass(frozen=True)
@@ -21,9 +33,8 @@ class TaskData:
     full_sizes: dict[str, int]  # rows in each file before subsampling
 
 
-def load_task_data(params: Params, task: str, tasks_dir: Path = Path("data/tasks")) -> TaskData:
-    """A task's checked splits, cut to `finetune.max_train_examples` and `finetune.max_eval_examples`
-    (seeded samples of each split, `seeded_subset`)."""
+def load_task_data(samples: Samples, task: str, tasks_dir: Path) -> TaskData:
+    """A task's checked splits, cut to `samples` (seeded samples of each split, `seeded_subset`)."""
     folder = Path(tasks_dir) / task
     if not (folder / "task.json").is_file():
         raise UserError(f"{folder / 'task.json'} not found; run `gpt1 prepare` with '{task}' in data.tasks")
@@ -37,10 +48,9 @@ def load_task_data(params: Params, task: str, tasks_dir: Path = Path("data/tasks
         check_examples(examples, spec, str(path))
         full_sizes[split] = len(examples)
         splits[split] = examples
-    settings = params.finetune
-    splits["train"] = seeded_subset(splits["train"], settings.max_train_examples, params.seed, task, "train")
+    splits["train"] = seeded_subset(splits["train"], samples.max_train, samples.seed, task, "train")
     for split in ("dev", "test"):
-        splits[split] = seeded_subset(splits[split], settings.max_eval_examples, params.seed, task, split)
+        splits[split] = seeded_subset(splits[split], samples.max_eval, samples.seed, task, split)
     return TaskData(spec=spec, splits=splits, full_sizes=full_sizes)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpt1.atomic import atomic_write_text
 from gpt1.config import Params
-from gpt1.data.task_data import load_task_data
+from gpt1.data.task_data import Samples, load_task_data
 from gpt1.eval.baselines import DEFAULT_OUT, task_baselines
 
 log = logging.getLogger(__name__)
@@ -18,7 +18,7 @@ def run(params: Params, tasks_dir: Path = Path("data/tasks"), out: Path = DEFAUL
     """The BASELINES that apply to each task in data.tasks, read from data/tasks/<task>/."""
     results = {}
     for task in params.data.tasks:
-        data = load_task_data(params, task, tasks_dir)
+        data = load_task_data(Samples.of(params), task, tasks_dir)
         results[task] = task_baselines(data, params.seed)
         log.info("%s: %s", task, {name: entry["test"] for name, entry in results[task].items()})
     atomic_write_text(out, json.dumps(results, indent=2, sort_keys=True) + "\n")

@@ -16,10 +16,11 @@ def add_arguments(parser) -> None:
 
 
 def main(args, params: Params) -> None:
-    from gpt1.data.task_data import load_task_data
+    from gpt1.data.task_data import Samples, load_task_data
     from gpt1.model.task_tokens import TaskTokens
     from gpt1.tokenizer.bpe import Gpt1Bpe
 
-    tokens = TaskTokens.encode(args.task, load_task_data(params, args.task, layout.TASKS), Gpt1Bpe.load(layout.BPE))
+    data = load_task_data(Samples.of(params), args.task, layout.TASKS)
+    tokens = TaskTokens.encode(args.task, data, Gpt1Bpe.load(layout.BPE))
     tokens.save(layout.task_tokens(args.task))
     log.info("%s: %s examples encoded", args.task, {split: len(rows) for split, rows in tokens.splits.items()})

@@ -14,10 +14,10 @@ log = logging.getLogger(__name__)
 
 def run(params: Params, raw: Path = Path("data/raw"), tasks_out: Path = Path("data/tasks"),
         corpus_out: Path = Path("data/corpus")) -> None:
-    prepared = prepare_tasks(params, raw, tasks_out)
+    prepared = prepare_tasks(params.data, params.seed, raw, tasks_out)
     banned = evaluation_sentence_keys(prepared) | zero_shot_sentence_keys(raw)
     log.info("%d distinct dev/test sentences are kept out of the corpus", len(banned))
-    prepare_corpus(params, raw, corpus_out, banned, prepared)
+    prepare_corpus(params.data, params.seed, raw, corpus_out, banned, prepared)
 
 
 def main(args, params: Params) -> None:

@@ -41,7 +41,8 @@ from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplex
 from gpt1.config import Params
 from gpt1.train.distributed import seed_everything
 from gpt1.train.loop import TrainingState, load_state, save_state, set_aside
-from gpt1.train.schedules import checkpoint_steps, warmup_cosine
+from gpt1.layout import checkpoint_steps
+from gpt1.train.schedules import warmup_cosine
 from gpt1.train.model_configs import model_config
 from gpt1.model.weights import initial_weights
 from gpt1.tokenizer.encode import load_tokens
