@@ -148,10 +148,10 @@ def default_configs(model_params, vocab_size: int) -> dict[str, TransformerConfi
     default = TransformerConfig(vocab_size=vocab_size, n_positions=model_params.n_positions,
                                 n_layer=model_params.n_layer, n_head=model_params.n_head,
                                 d_model=model_params.d_model, d_ff=model_params.d_ff,
-                                embd_dropout=model_params.dropout, attn_dropout=model_params.dropout,
+                                embd_dropout=model_params.dropout, attn_dropout=model_params.attn_dropout,
                                 resid_dropout=model_params.dropout)
     mid = TransformerConfig(vocab_size=vocab_size, embd_dropout=model_params.dropout,
-                            attn_dropout=model_params.dropout, resid_dropout=model_params.dropout, **MID_SIZE)
+                            attn_dropout=model_params.attn_dropout, resid_dropout=model_params.dropout, **MID_SIZE)
     return {"default": default, "mid": mid}
 
 

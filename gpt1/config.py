@@ -119,7 +119,8 @@ class TransformerParams(Section):
     d_model: int = Field(ge=8)  # before n_head: its validator reads d_model
     n_head: int = Field(ge=1)
     d_ff: int = Field(ge=8)
-    dropout: float = Field(ge=0, lt=1, description="embedding, attention and residual dropout")
+    dropout: float = Field(ge=0, lt=1, description="embedding and residual dropout")
+    attn_dropout: float = Field(ge=0, lt=1, description="dropout of the attention probabilities (the paper: 0.1)")
 
     @field_validator("n_head")
     @classmethod

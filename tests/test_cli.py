@@ -55,10 +55,10 @@ def test_finetune_runs_every_seed_unless_one_is_named_and_logs_accordingly():
     assert layers.seed is None and log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2.log")
     layers = parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2", "--seed", "1"])
     assert log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2/seed1.log")
-    curve = parser.parse_args(["transfer-curve", "--task", "snli_100k", "--step", "374"])
-    assert curve.seed is None and log_path(curve) == Path("logs/transfer_curve/snli_100k/step374.log")
-    curve = parser.parse_args(["transfer-curve", "--task", "snli_100k", "--step", "374", "--seed", "2"])
-    assert log_path(curve) == Path("logs/transfer_curve/snli_100k/step374/seed2.log")
+    curve = parser.parse_args(["transfer-curve", "--task", "snli_100k", "--step", "305"])
+    assert curve.seed is None and log_path(curve) == Path("logs/transfer_curve/snli_100k/step305.log")
+    curve = parser.parse_args(["transfer-curve", "--task", "snli_100k", "--step", "305", "--seed", "2"])
+    assert log_path(curve) == Path("logs/transfer_curve/snli_100k/step305/seed2.log")
 
 
 def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
@@ -82,16 +82,16 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1"]), params)
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1", "--seed", "7"]),
                         params)
-    transfer_curve.main(parser.parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "374"]), params)
-    transfer_curve.main(parser.parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "374", "--seed", "7"]),
+    transfer_curve.main(parser.parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "305"]), params)
+    transfer_curve.main(parser.parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "305", "--seed", "7"]),
                         params)
     sts, snli, rt = (Path("data/task_tokens") / task for task in ("sts_b", "snli_100k", "rt_polarity"))
     assert calls == [(sts, [1, 2, 3], Path("results/finetune/sts_b/full")),
                      (sts, [7], Path("results/one-off/finetune/sts_b/full")),
                      (snli, [1, 2], Path("results/layer_transfer/snli_100k/layers1")),
                      (snli, [7], Path("results/one-off/layer_transfer/snli_100k/layers1")),
-                     (rt, [1, 2], Path("results/transfer_curve/rt_polarity/step374")),
-                     (rt, [7], Path("results/one-off/transfer_curve/rt_polarity/step374"))]
+                     (rt, [1, 2], Path("results/transfer_curve/rt_polarity/step305")),
+                     (rt, [7], Path("results/one-off/transfer_curve/rt_polarity/step305"))]
     # the stage's run checks the record of its starting weights, which DVC tracks; a one-off run has none to check
     assert checked == [("full", Path("data/pretrain"), Path("data/starting_models"))]
 

@@ -23,7 +23,7 @@ STEPS = 8
 def raw_params(micro_batch_size: int) -> dict:
     raw = tiny_raw_params(micro_batch_size=micro_batch_size, tokens_per_update=128, max_steps=STEPS,
                           warmup_steps=2, eval_interval=4, checkpoints=2, save_interval=100)
-    raw["model"]["dropout"] = 0.0
+    raw["model"]["dropout"] = raw["model"]["attn_dropout"] = 0.0
     raw["pretrain"]["dtype"] = "float32"  # bf16 rounding would swamp the summation-order differences checked here
     return raw
 

@@ -31,7 +31,7 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 def _params(task: str):
     raw = copy.deepcopy(yaml.safe_load((ROOT / "params.yaml").read_text()))
     raw["data"].update(tasks=[task], task_dev_fraction=0.25, task_test_fraction=0.25)
-    raw["model"] = dict(n_positions=64, n_layer=1, n_head=2, d_model=16, d_ff=32, dropout=0.0)
+    raw["model"] = dict(n_positions=64, n_layer=1, n_head=2, d_model=16, d_ff=32, dropout=0.0, attn_dropout=0.0)
     raw["finetune"].update(seeds=[1], batch_size=2, epochs=1, max_train_examples=None, max_eval_examples=None,
                            device="cpu", dtype="float32", lr=1e-3)
     raw["analysis"].update(layer_transfer_tasks=[task], layer_transfer_layers=[0], layer_transfer_seeds=[1],
@@ -65,7 +65,7 @@ def test_paper_task_fine_tunes_and_scores_with_its_metric(task, server, tmp_path
     shape = params.model.model_dump()
     dropout = shape.pop("dropout")
     model = build_model("transformer", dict(**shape, vocab_size=len(bpe.encoder), embd_dropout=dropout,
-                                            attn_dropout=dropout, resid_dropout=dropout))
+                                            resid_dropout=dropout))
     save_model(model, tmp_path / "pretrain" / "transformer" / "model.safetensors")
 
     tokens = TaskTokens.encode(task, load_task_data(Samples.of(params), task, tmp_path / "tasks"), bpe)

@@ -15,7 +15,7 @@ from gpt1.layout import checkpoint_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_PROFILE = ROOT / "profiles" / "tiny.yaml"
-TINY_MODEL = dict(n_positions=32, n_layer=2, n_head=2, d_model=32, d_ff=64, dropout=0.1)
+TINY_MODEL = dict(n_positions=32, n_layer=2, n_head=2, d_model=32, d_ff=64, dropout=0.1, attn_dropout=0.1)
 TINY_LSTM = dict(n_layer=1, d_embed=32, d_hidden=48, dropout=0.1)
 
 

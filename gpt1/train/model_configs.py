@@ -18,7 +18,7 @@ def model_config(params: Params, kind: Kind, vocab_size: int) -> TransformerConf
         m = params.model
         return TransformerConfig(vocab_size=vocab_size, n_positions=m.n_positions, n_layer=m.n_layer,
                                  n_head=m.n_head, d_model=m.d_model, d_ff=m.d_ff, embd_dropout=m.dropout,
-                                 attn_dropout=m.dropout, resid_dropout=m.dropout)
+                                 attn_dropout=m.attn_dropout, resid_dropout=m.dropout)
     if kind == "lstm":
         m = params.lstm
         return LSTMConfig(vocab_size=vocab_size, d_embed=m.d_embed, d_hidden=m.d_hidden, n_layer=m.n_layer,
