@@ -93,7 +93,7 @@ def plot_curve(table: pd.DataFrame, out_png: Path) -> None:
     axes.set_xticks(updates)
     axes.set_xticklabels([f"{u:,}" for u in updates], fontsize=8)
     per_update = int(table["tokens"].max() // max(1, table["updates"].max()))
-    axes.set_xlabel(f"pretraining updates of the starting model (×{per_update:,} tokens; 0: no_pretrain)")
+    axes.set_xlabel(f"pretraining updates (×{per_update:,} tokens; 0: no_pretrain)")
     axes.set_ylabel("score ×100, mean ± std over seeds")
     axes.set_title("Transfer over pretraining (full, fine-tuned)")
     axes.grid(alpha=0.3)
