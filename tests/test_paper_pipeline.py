@@ -106,7 +106,8 @@ def test_every_command_got_the_profiles(paper_run):
     commands = {line.split("Shell command:", 1)[1].strip() for line in paper_run.printed.splitlines()
                 if "Shell command:" in line} - {"None"}
     flags = " ".join(f"--profile {path}" for path in paper_run.profiles)
-    assert len(commands) == 3 * 4 + 1 + 1 + 14, sorted(commands)  # finetune, a layer transfer, a curve run, the rest
+    # finetune (3 tasks x 4 methods), a layer transfer, a curve run, an encoding per task, a record per method, the rest
+    assert len(commands) == 3 * 4 + 1 + 1 + 3 + 4 + 14, sorted(commands)
     assert all(command.startswith(f"gpt1 {flags} ") for command in commands), sorted(commands)
 
 
