@@ -90,6 +90,16 @@ def atomic_write_text(path: Path | str, text: str) -> None:
         temporary.write_text(text, encoding="utf-8")
 
 
+def write_text_if_changed(path: Path | str, text: str) -> bool:
+    """Write `text` atomically unless the file already holds it; an unchanged file keeps its time stamp, so a
+    fingerprint that did not change never looks new to Snakemake. Returns whether it wrote."""
+    path = Path(path)
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return False
+    atomic_write_text(path, text)
+    return True
+
+
 def atomic_write_bytes(path: Path | str, data: bytes) -> None:
     with atomic_path(path) as temporary:
         temporary.write_bytes(data)

@@ -78,6 +78,7 @@ BAD = {
     "zero_merges": ("bpe.merges", 0, ["'bpe.merges'", "greater than or equal to 1"]),
     "too_many_merges": ("bpe.merges", 10**6, ["'bpe.merges'", "less than or equal to 65000"]),
     "val_fraction": ("data.corpus_val_fraction", 0.9, ["'data.corpus_val_fraction'", "less than 0.5"]),
+    "attn_dropout_one": ("model.attn_dropout", 1.0, ["'model.attn_dropout'", "less than 1"]),
     "negative_seed": ("seed", -1, ["'seed'", "greater than or equal to 0"]),
     "bad_choice": ("pretrain.device", "tpu", ["'pretrain.device'", "'auto'", "'cpu'", "'cuda'"]),
     "unknown_task": ("data.tasks", ["rt_polarity", "glue_sts"],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from gpt1 import layout
-from gpt1.atomic import atomic_write_text
+from gpt1.atomic import write_text_if_changed
 from gpt1.config import Params
 from gpt1.methods import METHODS
 from gpt1.train.starting_weights import record_text
@@ -20,9 +20,5 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     path = layout.starting_model_record(args.variant)
-    text = record_text(args.variant, layout.PRETRAIN)
-    if path.is_file() and path.read_text() == text:
-        log.info("%s: unchanged", path)
-        return  # kept as it is, time stamp included: Snakemake compares times
-    atomic_write_text(path, text)
-    log.info("%s: written", path)
+    written = write_text_if_changed(path, record_text(args.variant, layout.PRETRAIN))
+    log.info("%s: %s", path, "written" if written else "unchanged")

@@ -15,7 +15,7 @@ import json
 import logging
 from pathlib import Path
 
-from gpt1.atomic import atomic_write_text
+from gpt1.atomic import write_text_if_changed
 from gpt1.config import Params
 from gpt1.digests import sha256_of
 
@@ -61,8 +61,5 @@ def fingerprint(paths: dict[str, str]) -> dict[str, dict[str, str]]:
 def main(args, params: Params, out: Path = OUT) -> None:
     for setting, paths in paths_by_setting(params).items():
         path = out / f"{setting}.json"
-        text = json.dumps(fingerprint(paths), indent=2, sort_keys=True) + "\n"
-        if path.is_file() and path.read_text() == text:
-            continue  # unchanged: keep the file (and its time stamp) as it is
-        atomic_write_text(path, text)
-        log.info("%s: %d path(s) fingerprinted", path, len(paths))
+        if write_text_if_changed(path, json.dumps(fingerprint(paths), indent=2, sort_keys=True) + "\n"):
+            log.info("%s: %d path(s) fingerprinted", path, len(paths))
