@@ -22,6 +22,7 @@ from typing import Callable
 
 import torch
 
+from gpt1 import layout
 from gpt1.model.lm import GPT1, TransformerConfig, decay_groups
 from gpt1.train import precision
 from gpt1.train.flops import flops_per_token, model_flops_utilisation
@@ -173,7 +174,7 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
          vocab_size: int | None = None, output=None, threads: int | None = None, dtype: str = "auto") -> dict:
     """What `gpt1 benchmark` runs: every named config (default, mid), printed and returned as a dict."""
     if vocab_size is None:
-        meta = Path("data/tokens/meta.json")
+        meta = layout.TOKENS / "meta.json"
         vocab_size = json.loads(meta.read_text())["vocab_size"] if meta.is_file() else 40478 + 3
     available = default_configs(params.model, vocab_size)
     results = {}

@@ -159,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--n-head", type=int, default=12, help="heads (OpenAI's files do not record it)")
     importer.add_argument("--force", action="store_true", help="replace --out even if it is not a gpt1 checkpoint")
     exporter = parsers["export-weights"]
-    exporter.add_argument("--model", type=Path, default=Path("data/pretrain/transformer/model.safetensors"),
+    exporter.add_argument("--model", type=Path, default=layout.pretrained_model("transformer"),
                           help="gpt1 Transformer checkpoint (default: the pretrained Transformer)")
     exporter.add_argument("--format", choices=["hf", "openai"], required=True,
                           help="hf: OpenAIGPTLMHeadModel folder (+ tokenizer); openai: params_shapes.json + npy")
@@ -167,24 +167,24 @@ def build_parser() -> argparse.ArgumentParser:
                           help="folder to write: new, empty, or an earlier export (replaced whole)")
     exporter.add_argument("--force", action="store_true",
                           help="replace --out whole even if it holds files gpt1 did not write")
-    exporter.add_argument("--bpe", type=Path, default=Path("data/bpe"),
+    exporter.add_argument("--bpe", type=Path, default=layout.BPE,
                           help="hf: the BPE folder whose vocab.json + merges.txt go with the weights")
     sampler = parsers["generate"]
-    sampler.add_argument("--model", type=Path, default=Path("data/pretrain/transformer/model.safetensors"),
+    sampler.add_argument("--model", type=Path, default=layout.pretrained_model("transformer"),
                          help="gpt1 checkpoint (.safetensors; pretraining checkpoints too) or a released-weights folder")
     sampler.add_argument("--prompt", default="", help="text to continue; - reads it from stdin (default: none)")
     sampler.add_argument("--max-new-tokens", type=int, default=50)
     sampler.add_argument("--temperature", type=float, default=1.0, help="0: greedy decoding")
     sampler.add_argument("--top-k", type=int, default=None, help="sample among the k likeliest tokens only")
     sampler.add_argument("--seed", type=int, default=0, help="the same seed gives the same text")
-    sampler.add_argument("--bpe", type=Path, default=Path("data/bpe"),
+    sampler.add_argument("--bpe", type=Path, default=layout.BPE,
                          help="the model's BPE folder (the released encoder_bpe_40000.json pair for released weights)")
     predictor = parsers["predict"]
     predictor.add_argument("--run", type=Path, required=True,
                            help="a fine-tuning run folder with model.safetensors, e.g. results/finetune/rt_polarity/full/seed1")
     predictor.add_argument("--input", type=Path, default=Path("-"),
                            help="JSONL in the task's fields (or plain text lines for classification); - is stdin")
-    predictor.add_argument("--bpe", type=Path, default=Path("data/bpe"), help="the BPE the run was trained with")
+    predictor.add_argument("--bpe", type=Path, default=layout.BPE, help="the BPE the run was trained with")
     return parser
 
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Optional, Sequence
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from gpt1.errors import UserError
-from gpt1.layout import PIPELINE_FOLDERS
+from gpt1.layout import PIPELINE_FOLDERS, training_updates
 from gpt1.methods import METHODS
 from gpt1.params_files import DEFAULT_PARAMS, compose_raw
 from gpt1.params_checks import layer_transfer_fits, transfer_curve_fits
@@ -171,10 +171,6 @@ class PretrainParams(Section):
     transformer: OptimiserParams
     lstm: OptimiserParams
 
-    def steps(self, kind: str) -> int:
-        """Updates `kind` ("transformer" or "lstm") trains for."""
-        return getattr(self, kind).max_steps or self.max_steps
-
 
 class FinetuneParams(Section):
     """The paper: lr 6.25e-5, batch 32, 3 epochs, warmup 0.2 % then linear decay, λ 0.5, dropout 0.1."""
@@ -241,9 +237,9 @@ class Params(Section):
 
     @model_validator(mode="after")
     def _analysis_fits(self) -> "Params":
-        if self.pretrain.steps("transformer") == 0 and not self.pretrain.init_from:
+        if training_updates(self.pretrain, "transformer") == 0 and not self.pretrain.init_from:
             raise ValueError("pretrain.max_steps is 0 but pretrain.init_from is not set: nothing would be trained")
-        if self.pretrain.steps("lstm") == 0:
+        if training_updates(self.pretrain, "lstm") == 0:
             raise ValueError("pretrain.max_steps is 0 (the Transformer's weights as init_from gives them), but the "
                              "LSTM has no released weights and would be published untrained; set "
                              "pretrain.lstm.max_steps to the updates it should train")

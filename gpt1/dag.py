@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from gpt1.errors import UserError
+from gpt1.layout import job_log
 
 _REFERENCE = re.compile(r"\$\{\s*([^${}]+?)\s*\}")
 TRAINING_COMMANDS = ("pretrain", "finetune", "layer-transfer", "transfer-curve")  # they use every core, and a GPU where present
@@ -130,6 +131,12 @@ class Template:
 
     def instance(self, values: dict) -> Stage:
         return self.instances[tuple(str(values[name]) for name in self.wildcards)]
+
+    def log(self) -> str:
+        """The log its command writes (gpt1/layout.py's job_log), with the rule's wildcards in it: a matrix axis is
+        the command's option of the same name, and the one foreach stage (pretrain) iterates over models."""
+        parts = {("model" if name == "key" else name): f"{{{name}}}" for name in self.wildcards}
+        return str(job_log(self.name.replace("_", "-"), **parts))
 
     def constraints(self) -> dict[str, str]:
         """Each wildcard matches only the values dvc.yaml resolves to, so no rule claims another's paths."""

@@ -7,16 +7,23 @@ stages (and the CLI) call these with the pipeline's roots.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 DATA = Path("data")
 RESULTS = Path("results")
 LOGS = Path("logs")
+USER_FILES = DATA / "user_files"
+RAW = DATA / "raw"
+CORPUS = DATA / "corpus"
 TASKS = DATA / "tasks"
 BPE = DATA / "bpe"
+TOKENS = DATA / "tokens"
 PRETRAIN = DATA / "pretrain"
 STARTING_MODELS = DATA / "starting_models"
 TASK_TOKENS = DATA / "task_tokens"
+# Downloaded archives, kept between runs (GPT1_CACHE names another folder; gpt1/data/sources.py).
+CACHE = DATA / "cache"
 # Folders the pipeline writes and replaces whole (DVC removes a stage's outputs before running it): a user's
 # own files (data.local_paths) must live elsewhere.
 PIPELINE_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks", "bpe", "tokens", "pretrain",
@@ -25,9 +32,38 @@ PIPELINE_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks",
 ONE_OFF = RESULTS / "one-off"
 
 
+def user_files_record(setting: str, root: Path = USER_FILES) -> Path:
+    """The fingerprint of the files behind one params setting that names paths outside the project
+    (data.local_paths, bpe.import_from, pretrain.init_from; the user_files stage)."""
+    return Path(root) / f"{setting}.json"
+
+
+def pretraining_run(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
+    """The folder of one model's pretraining ("transformer" or "lstm"): its weights, its kept checkpoints and,
+    while it runs, its resume state."""
+    return Path(pretrain_dir) / kind
+
+
+def pretraining_metrics(kind: str, results: Path = RESULTS) -> Path:
+    """Where one model's pretraining writes its metrics (DVCLive: metrics.json, plots/metrics/)."""
+    return Path(results) / "pretrain" / kind
+
+
 def pretrained_model(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
     """The published checkpoint of a pretrained model ("transformer" or "lstm")."""
-    return Path(pretrain_dir) / kind / "model.safetensors"
+    return pretraining_run(kind, pretrain_dir) / "model.safetensors"
+
+
+def pretraining_checkpoints(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
+    """The folder of the checkpoints kept during pretraining (`checkpoint_file`)."""
+    return pretraining_run(kind, pretrain_dir) / "checkpoints"
+
+
+def training_updates(pretrain, kind: str) -> int:
+    """The updates `kind` ("transformer" or "lstm") pretrains for: its own `pretrain.<kind>.max_steps` where set,
+    else pretrain.max_steps (`pretrain`: params' section). Pretraining, params validation and the analyses of
+    its checkpoints read it here (not in the params schema, which no stage lists as a dependency)."""
+    return getattr(pretrain, kind).max_steps or pretrain.max_steps
 
 
 def checkpoint_steps(max_steps: int, count: int) -> list[int]:
@@ -49,7 +85,7 @@ def checkpoint_file(step: int) -> str:
 
 def pretraining_checkpoint(kind: str, step: int, pretrain_dir: Path = PRETRAIN) -> Path:
     """A kept pretraining checkpoint of a model ("transformer" or "lstm"), published with its final weights."""
-    return Path(pretrain_dir) / kind / "checkpoints" / checkpoint_file(step)
+    return pretraining_checkpoints(kind, pretrain_dir) / checkpoint_file(step)
 
 
 def task_tokens(task: str, root: Path = TASK_TOKENS) -> Path:
@@ -94,6 +130,37 @@ def layer_transfer_run(task: str, layers: int, seed: int, results: Path = RESULT
 
 def transfer_curve_run(task: str, step: int, seed: int, results: Path = RESULTS) -> Path:
     return seed_run(transfer_curve_runs(task, step, results), seed)
+
+
+def _file(name: str) -> property:
+    return property(lambda self: Path(self.root) / name, doc=f"<root>/{name}")
+
+
+@dataclass(frozen=True)
+class Results:
+    """The files the evaluation and analysis stages write, by name, under a results folder (the pipeline's,
+    or a test's); each stage reads the ones it needs from here."""
+    root: Path = RESULTS
+    baselines = _file("baselines.json")
+    scores = _file("scores.csv")
+    scores_summary = _file("scores_summary.csv")
+    evaluation_metrics = _file("metrics.json")
+    zero_shot = _file("zero_shot.csv")
+    zero_shot_trend = _file("zero_shot_trend.csv")
+    zero_shot_plot = _file("zero_shot.png")
+    ablation = _file("ablation.csv")
+    ablation_std = _file("ablation_std.csv")
+    ablation_intervals = _file("ablation_intervals.csv")
+    ablation_baselines = _file("ablation_baselines.csv")
+    ablation_markdown = _file("ablation.md")
+    paper_tables = _file("paper_tables.csv")
+    paper_tables_markdown = _file("paper_tables.md")
+    layer_transfer = _file("layer_transfer.csv")
+    layer_transfer_trend = _file("layer_transfer_trend.csv")
+    layer_transfer_plot = _file("layer_transfer.png")
+    transfer_curve = _file("transfer_curve.csv")
+    transfer_curve_trend = _file("transfer_curve_trend.csv")
+    transfer_curve_plot = _file("transfer_curve.png")
 
 
 def job_log(stage: str, task: str | None = None, variant: str | None = None, layers: int | None = None,

@@ -179,8 +179,7 @@ def _layer_transfer_runs(root, depth=3, seeds=(1, 2)):
 
 
 def _run_layer_transfer(root):
-    return run_layer_transfer(root, ["nli"], [0, 1, 2], [1, 2], 3, root / "lt.csv", root / "trend.csv",
-                                       root / "lt.png")
+    return run_layer_transfer(root, ["nli"], [0, 1, 2], [1, 2], 3)
 
 
 def test_layer_transfer_table_and_figure(tmp_path):
@@ -189,13 +188,13 @@ def test_layer_transfer_table_and_figure(tmp_path):
     dev = table[table.split == "dev"].set_index("layers")["mean"]
     assert dev.tolist() == pytest.approx([0.415, 0.515, 0.615, 0.715])  # k = 3 from the finetune full runs
     assert table["std"].tolist() == pytest.approx([0.00707] * 8, abs=1e-5)  # std over the two seeds
-    pixels = matplotlib.image.imread(tmp_path / "lt.png")
+    pixels = matplotlib.image.imread(tmp_path / "layer_transfer.png")
     assert pixels.shape[0] > 200 and pixels.shape[1] > 200  # a figure, not a stub
     colours = set(map(tuple, pixels.reshape(-1, pixels.shape[-1]).round(2)))
     assert len(colours) > 10 and (pixels[..., :3] < 0.5).mean() > 0.005  # lines and text drawn, not blank
-    first = (tmp_path / "lt.png").read_bytes()
+    first = (tmp_path / "layer_transfer.png").read_bytes()
     _run_layer_transfer(tmp_path)
-    assert (tmp_path / "lt.png").read_bytes() == first  # deterministic figure
+    assert (tmp_path / "layer_transfer.png").read_bytes() == first  # deterministic figure
 
 
 def test_layer_transfer_reads_all_layers_from_the_finetune_full_run(tmp_path):
@@ -211,7 +210,7 @@ def test_layer_transfer_reads_all_layers_from_the_finetune_full_run(tmp_path):
 def test_layer_transfer_trend_per_task(tmp_path):
     _layer_transfer_runs(tmp_path)
     _run_layer_transfer(tmp_path)
-    trend = pd.read_csv(tmp_path / "trend.csv").set_index("split")
+    trend = pd.read_csv(tmp_path / "layer_transfer_trend.csv").set_index("split")
     assert list(trend.columns) == ["task", "all_minus_none", "spearman_rho", "spearman_p"]
     assert trend.loc["dev", "all_minus_none"] == pytest.approx(0.3)  # mean over seeds, all − none
     assert trend.loc["test", "spearman_rho"] == pytest.approx(1.0)  # rising with k

@@ -52,31 +52,48 @@ def test_our_resolution_is_dvcs(profile, tmp_path):
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_the_run_folders_dvc_declares_are_the_ones_gpt1_layout_builds(profile):
-    """dvc.yaml spells the fine-tuning stages' output folders for DVC; the code builds them with gpt1/layout.py."""
+def test_every_output_dvc_declares_is_one_gpt1_layout_builds(profile):
+    """dvc.yaml spells the outputs for DVC; the stages write them where gpt1/layout.py says: the two agree, whole."""
     from gpt1 import layout
 
     params = composed(profile)
-    declared = {out for stage in dag.resolve(ROOT / "dvc.yaml", params) for out in stage.outs
-                if out.startswith(("results/finetune/", "results/layer_transfer/"))}
-    built = {str(layout.finetune_runs(task, variant)) for task in params["data"]["tasks"]
-             for variant in params["finetune"]["variants"]}
-    built |= {str(layout.layer_transfer_runs(task, k)) for task in params["analysis"]["layer_transfer_tasks"]
-              for k in params["analysis"]["layer_transfer_layers"]}
-    assert declared == built
-    pretrained = {out for stage in dag.resolve(ROOT / "dvc.yaml", params) for out in stage.outs
-                  if out.endswith("model.safetensors")}
-    assert pretrained == {str(layout.pretrained_model(kind)) for kind in ("transformer", "lstm")}
+    data, analysis, files = params["data"], params["analysis"], layout.Results()
+    built = [layout.user_files_record(setting) for setting in ("local_paths", "import_from", "init_from")]
+    built += [layout.RAW, layout.TASKS, layout.CORPUS, layout.BPE, layout.TOKENS]
+    built += [layout.task_tokens(task) for task in data["tasks"]]
+    for kind in ("transformer", "lstm"):  # DVCLive names its files under the metrics folder
+        metrics = layout.pretraining_metrics(kind)
+        built += [layout.pretrained_model(kind), layout.pretraining_checkpoints(kind), metrics / "metrics.json",
+                  metrics / "plots" / "metrics"]
+    built += [layout.starting_model_record(variant) for variant in params["finetune"]["variants"]]
+    built += [layout.finetune_runs(task, variant) for task in data["tasks"] for variant in params["finetune"]["variants"]]
+    built += [layout.layer_transfer_runs(task, k) for task in analysis["layer_transfer_tasks"]
+              for k in analysis["layer_transfer_layers"]]
+    built += [layout.transfer_curve_runs(task, step) for task in analysis["transfer_curve_tasks"]
+              for step in analysis["transfer_curve_steps"]]
+    built += [getattr(files, name) for name, value in vars(layout.Results).items() if isinstance(value, property)]
     stages = dag.resolve(ROOT / "dvc.yaml", params)
-    records = {out for stage in stages for out in stage.outs if out.startswith("data/starting_models/")}
-    assert records == {str(layout.starting_model_record(variant)) for variant in params["finetune"]["variants"]}
-    tokens = {out for stage in stages for out in stage.outs if out.startswith("data/task_tokens/")}
-    assert tokens == {str(layout.task_tokens(task)) for task in params["data"]["tasks"]}
+    declared = [out for stage in stages for out in stage.outs]
+    assert sorted(declared) == sorted(map(str, built))
     for stage in stages:  # a fine-tuning job reads its own task's tokens and its own method's weights (by record)
         if stage.name.startswith("finetune@"):
             task, variant = stage.name.removeprefix("finetune@").rsplit("-", 1)
             assert [dep for dep in stage.deps if dep.startswith("data/")] == [
                 str(layout.task_tokens(task)), str(layout.starting_model_record(variant))], stage.name
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_snakemake_declares_the_log_each_command_writes(profile):
+    """The Snakefile's `log:` of a rule, with a job's wildcards, is the file that job's command logs to."""
+    from gpt1.cli import build_parser, log_path
+
+    parser, count = build_parser(), 0
+    for template in dag.templates(ROOT / "dvc.yaml", composed(profile)):
+        for values, stage in template.instances.items():
+            declared = template.log().format(**dict(zip(template.wildcards, values)))
+            assert declared == str(log_path(parser.parse_args(stage.command.split()[1:]))), stage.name
+            count += 1
+    assert count == len(dag.resolve(ROOT / "dvc.yaml", composed(profile)))
 
 
 @pytest.mark.parametrize("profile", ["default", "paper+tiny"])

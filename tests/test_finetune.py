@@ -106,7 +106,7 @@ def tokens_of(params: Params, task: str, tasks_dir: Path, bpe_dir: Path) -> Task
 def run(workspace: Path, task: str, variant: str, seed: int = 1, out: str | None = None, params=None, **kwargs):
     out_dir = workspace / "out" / (out or f"{task}-{variant}-{seed}")
     params = params or tiny_params()
-    metrics = finetune.run(params, tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant, seed,
+    metrics = finetune.run(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant, seed,
                            pretrain_dir=workspace / "pretrain", out_dir=out_dir, **kwargs)
     return metrics, out_dir
 
@@ -150,7 +150,7 @@ def test_same_seed_writes_identical_files_and_another_seed_does_not(workspace):
 def run_seeds(workspace: Path, task: str, variant: str, seeds, out: str, **kwargs) -> Path:
     out_root = workspace / "out" / out
     params = tiny_params()
-    finetune.run_seeds(params, tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant, seeds,
+    finetune.run_seeds(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant, seeds,
                        pretrain_dir=workspace / "pretrain", out_root=out_root, **kwargs)
     return out_root
 
@@ -324,17 +324,17 @@ def test_learning_rate_warms_up_then_decays_linearly_to_zero():
 
 def test_special_tokens_are_added_to_a_checkpoint_that_lacks_them(workspace):
     bpe = tiny_bpe()
-    model = starting_model.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
+    model = starting_model.language_model("full", bpe.vocab_size, workspace / "pretrain", tiny_params().model)
     assert model.tokens_embed.weight.shape[0] == bpe.vocab_size
     with pytest.raises(UserError, match="token embeddings"):
-        starting_model.language_model(tiny_params(), "full", bpe.vocab_size - 5, workspace / "pretrain")
+        starting_model.language_model("full", bpe.vocab_size - 5, workspace / "pretrain", tiny_params().model)
 
 
 def test_transfer_layers_keeps_the_first_blocks_and_the_embeddings(workspace):
     bpe = tiny_bpe()
-    pretrained = starting_model.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
+    pretrained = starting_model.language_model("full", bpe.vocab_size, workspace / "pretrain", tiny_params().model)
     torch.manual_seed(0)
-    partial = starting_model.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain", transfer_layers=1)
+    partial = starting_model.language_model("full", bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=1)
     kept, fresh = pretrained.state_dict(), partial.state_dict()
     for name in kept:
         if name.startswith("h.1."):
@@ -343,15 +343,15 @@ def test_transfer_layers_keeps_the_first_blocks_and_the_embeddings(workspace):
         torch.testing.assert_close(fresh[name][: bpe.vocab_size - 3], kept[name][: bpe.vocab_size - 3], msg=name)
     assert not torch.equal(fresh["h.1.attn.c_attn.weight"], kept["h.1.attn.c_attn.weight"])
     with pytest.raises(UserError, match="transfer_layers"):
-        starting_model.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain", transfer_layers=3)
+        starting_model.language_model("full", bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=3)
     with pytest.raises(UserError, match="transfer_layers"):
-        starting_model.language_model(tiny_params(), "lstm", bpe.vocab_size, workspace / "pretrain", transfer_layers=1)
+        starting_model.language_model("lstm", bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=1)
 
 
 def test_keeping_every_block_draws_nothing_so_it_is_the_full_run(workspace):
     """Figure 2 (left) reads k = n_layer from the finetune stage's full run: the two must start identically."""
     bpe, depth = tiny_bpe(), TINY_MODEL["n_layer"]
-    model = starting_model.language_model(tiny_params(), "full", bpe.vocab_size, workspace / "pretrain")
+    model = starting_model.language_model("full", bpe.vocab_size, workspace / "pretrain", tiny_params().model)
     weights = {name: value.clone() for name, value in model.state_dict().items()}
     before = torch.manual_seed(0).get_state()
     starting_model.reinitialise_blocks(model, depth)
@@ -362,12 +362,12 @@ def test_keeping_every_block_draws_nothing_so_it_is_the_full_run(workspace):
 
 
 def test_no_pretrain_needs_no_checkpoint_and_unknown_variants_are_refused(tmp_path):
-    model = starting_model.language_model(tiny_params(), "no_pretrain", 60, tmp_path)
+    model = starting_model.language_model("no_pretrain", 60, tmp_path, tiny_params().model)
     assert model.config.n_layer == 2 and model.config.vocab_size == 60
     with pytest.raises(UserError, match="unknown fine-tuning variant"):
-        starting_model.language_model(tiny_params(), "bigger", 60, tmp_path)
+        starting_model.language_model("bigger", 60, tmp_path, tiny_params().model)
     with pytest.raises(UserError, match="does not exist"):
-        starting_model.language_model(tiny_params(), "full", 60, tmp_path)
+        starting_model.language_model("full", 60, tmp_path, tiny_params().model)
 
 
 # --- data ---------------------------------------------------------------------------------------------------
@@ -390,7 +390,7 @@ def test_bad_task_files_stop_the_run_with_a_user_error(workspace, tmp_path, rows
     write_task(tasks / "rt_polarity", SPECS["rt_polarity"])
     write_examples(tasks / "rt_polarity" / "dev.jsonl", rows)
     with pytest.raises(UserError, match=message):
-        finetune.run(tiny_params(), tokens_of(tiny_params(), "rt_polarity", tasks, workspace / "bpe"), "full", 1,
+        finetune.run(finetune.Settings.of(tiny_params()), tokens_of(tiny_params(), "rt_polarity", tasks, workspace / "bpe"), "full", 1,
                      pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
@@ -408,7 +408,7 @@ def test_examples_longer_than_the_context_are_truncated(workspace, tmp_path):
     write_task(tasks / "snli_100k", SPECS["snli_100k"])
     long = " ".join(["word"] * 80)
     write_examples(tasks / "snli_100k" / "test.jsonl", [EntailmentExample(long, long, 1)] * 3)
-    metrics = finetune.run(tiny_params(), tokens_of(tiny_params(), "snli_100k", tasks, workspace / "bpe"), "full", 1,
+    metrics = finetune.run(finetune.Settings.of(tiny_params()), tokens_of(tiny_params(), "snli_100k", tasks, workspace / "bpe"), "full", 1,
                            pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
     assert 0.0 <= metrics["test"]["accuracy"] <= 1.0
 
@@ -430,7 +430,8 @@ def test_fine_tuning_learns_an_easy_task():
     examples = [EncodedExample(((40, 3 + i % 5, 10 + label, 6, 42),), label)
                 for i in range(40) for label in (0, 1)]
     params = tiny_params(lr=3e-3, batch_size=8, epochs=8)
-    finetune.train(model, examples, params, lm_coef=0.5, seed=1, device=torch.device("cpu"))
+    finetune.train(model, examples, params.finetune, lm_coef=0.5, lr=params.finetune.lr, seed=1,
+                   device=torch.device("cpu"))
     outputs = finetune.predict(model, examples, 16, torch.device("cpu"))
     accuracy = sum(int(out.argmax()) == ex.label for out, ex in zip(outputs, examples)) / len(examples)
     assert accuracy == 1.0
@@ -466,7 +467,7 @@ def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablat
     results = tmp_path / "results"
     for task in tasks:
         for variant in params.finetune.variants:
-            finetune.run_seeds(params, tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant,
+            finetune.run_seeds(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant,
                                params.finetune.seeds, pretrain_dir=workspace / "pretrain",
                                out_root=layout.finetune_runs(task, variant, results))
     baselines.run(params, workspace / "tasks", results / "baselines.json")

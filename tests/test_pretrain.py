@@ -26,8 +26,9 @@ from gpt1.model.lm import TransformerConfig, build_model, load_model
 from gpt1.stages.pretrain import run
 from gpt1.train.loop import build_optimizer, load_state
 from gpt1.layout import pretraining_checkpoint
-from gpt1.train.pretrain import _log_step, accumulation_steps
-from gpt1.layout import checkpoint_steps
+from gpt1.train.pretrain import _log_step
+from gpt1.train.pretrain_settings import accumulation_steps
+from gpt1.layout import checkpoint_steps, training_updates
 from gpt1.train.schedules import warmup_cosine
 import tiny
 
@@ -125,10 +126,11 @@ def test_checkpoints_are_log_spaced_from_the_first_to_the_last_update():
 
 def test_accumulation_fills_tokens_per_update_or_says_why_not():
     params = parse_params(tiny_raw_params(micro_batch_size=2, tokens_per_update=128))
-    assert accumulation_steps(params, world_size=1) == 4  # 2 x 16 x 4 = 128
-    assert accumulation_steps(params, world_size=2) == 2
+    length = params.model.n_positions
+    assert accumulation_steps(params.pretrain, length, world_size=1) == 4  # 2 x 16 x 4 = 128
+    assert accumulation_steps(params.pretrain, length, world_size=2) == 2
     with pytest.raises(UserError, match="tokens_per_update 128 is not divisible.*3 process"):
-        accumulation_steps(params, world_size=3)
+        accumulation_steps(params.pretrain, length, world_size=3)
 
 
 def test_optimizer_is_adamw_with_the_paper_settings_and_decay_on_matrices_only():
@@ -332,7 +334,7 @@ def test_released_weights_recipe_trains_the_lstm_or_says_it_would_not(tmp_path):
         parse_params(raw)
     raw["pretrain"]["lstm"]["max_steps"] = 6
     params = parse_params(raw)
-    assert (params.pretrain.steps("transformer"), params.pretrain.steps("lstm")) == (0, 6)
+    assert (training_updates(params.pretrain, "transformer"), training_updates(params.pretrain, "lstm")) == (0, 6)
     result = run(params, "lstm", write_tokens(tmp_path / "tokens"), tmp_path / "out", tmp_path / "metrics")
     assert result["steps"] == 6 and result["val_perplexity"] < result["unigram_val_perplexity"] * 2
     assert sorted(path.name for path in (tmp_path / "out" / "checkpoints").iterdir())[-1] == "step_6.safetensors"

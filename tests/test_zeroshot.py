@@ -20,6 +20,7 @@ from gpt1.stages import zeroshot as zeroshot_stage
 from gpt1.eval import zeroshot_scoring as scoring
 from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe
 from gpt1.config import load_params
+from gpt1.layout import Results
 from gpt1.errors import UserError
 from gpt1.model.lm import build_model, save_model
 from gpt1.data.records import ClassificationExample, MultipleChoiceExample, TaskSpec, write_examples
@@ -94,8 +95,7 @@ def run_stage(project, out: str, max_eval_examples=None, tasks_dir=None) -> Simp
     root = project.root
     folder = root / out
     zeroshot_stage.run(params(max_eval_examples), tasks_dir=tasks_dir or root / "tasks", raw_dir=root / "raw",
-                 bpe_dir=root / "bpe", pretrain_dir=root / "pretrain", out_csv=folder / "zero_shot.csv",
-                 out_png=folder / "zero_shot.png", out_trend=folder / "zero_shot_trend.csv", batch_size=3)
+                 bpe_dir=root / "bpe", pretrain_dir=root / "pretrain", results=Results(folder), batch_size=3)
     return SimpleNamespace(table=pd.read_csv(folder / "zero_shot.csv"), csv=folder / "zero_shot.csv",
                            png=folder / "zero_shot.png", trend=folder / "zero_shot_trend.csv")
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import fnmatch
 import io
-import os
 import posixpath
 import shutil
 import tarfile
@@ -227,6 +226,3 @@ def fetch_source(source: Source, cache_dir: Path, raw_dir: Path, local_paths: di
     return extract_source(source, archive_path, destination)
 
 
-def default_cache_dir() -> Path:
-    """Archives live outside DVC's outputs so a forced re-run reuses them; GPT1_CACHE overrides."""
-    return Path(os.environ.get("GPT1_CACHE", "data/cache"))

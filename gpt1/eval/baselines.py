@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -32,7 +31,6 @@ from gpt1.data.task_data import TaskData
 log = logging.getLogger(__name__)
 
 BASELINES = ("majority", "tfidf_logreg", "tfidf_cosine")
-DEFAULT_OUT = Path("results/baselines.json")
 SEPARATOR = "_delimiter_"  # GPT-1's delimiter name; a word to TfidfVectorizer's default token pattern
 
 

@@ -26,9 +26,10 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
                  finetune_caps: int | None) -> pd.DataFrame:
     """Reads scores.csv, baselines.json and the finetune runs under `results_dir`; writes ablation.csv (means),
     ablation_std.csv, ablation_intervals.csv, ablation_baselines.csv and ablation.md beside them."""
-    scores_csv, baselines_json, out_md = (results_dir / name for name in ("scores.csv", "baselines.json", "ablation.md"))
+    files = layout.Results(results_dir)
+    scores_csv, baselines_json, out_md = files.scores, files.baselines, files.ablation_markdown
     out_csv, out_std_csv, out_intervals_csv, out_baselines_csv = (
-        results_dir / f"ablation{suffix}.csv" for suffix in ("", "_std", "_intervals", "_baselines"))
+        files.ablation, files.ablation_std, files.ablation_intervals, files.ablation_baselines)
     if not scores_csv.exists():
         raise UserError(f"{scores_csv} not found; run `gpt1 evaluate` first")
     baselines = read_baselines(baselines_json, tasks)

@@ -9,12 +9,13 @@ from pathlib import Path
 from gpt1.atomic import atomic_write_text
 from gpt1.config import Params
 from gpt1.data.task_data import Samples, load_task_data
-from gpt1.eval.baselines import DEFAULT_OUT, task_baselines
+from gpt1 import layout
+from gpt1.eval.baselines import task_baselines
 
 log = logging.getLogger(__name__)
 
 
-def run(params: Params, tasks_dir: Path = Path("data/tasks"), out: Path = DEFAULT_OUT) -> dict[str, dict]:
+def run(params: Params, tasks_dir: Path = layout.TASKS, out: Path = layout.Results().baselines) -> dict[str, dict]:
     """The BASELINES that apply to each task in data.tasks, read from data/tasks/<task>/."""
     results = {}
     for task in params.data.tasks:

@@ -7,13 +7,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from gpt1 import layout
 from gpt1.config import Params
 from gpt1.tokenizer.bpe import SPECIAL_TOKENS, Gpt1Bpe, count_words, import_released, read_corpus, train_merges
 
 log = logging.getLogger(__name__)
 
 
-def run(merges: int, corpus: Path = Path("data/corpus/train.jsonl"), out: Path = Path("data/bpe")) -> Gpt1Bpe:
+def run(merges: int, corpus: Path = layout.CORPUS / "train.jsonl", out: Path = layout.BPE) -> Gpt1Bpe:
     documents = tqdm(read_corpus(corpus), desc="split words", unit="doc", disable=None)
     word_counts = count_words(documents)
     log.info("%d words, %d distinct; training %d merges", sum(word_counts.values()), len(word_counts), merges)
@@ -27,6 +28,6 @@ def run(merges: int, corpus: Path = Path("data/corpus/train.jsonl"), out: Path =
 
 def main(args, params: Params) -> None:
     if params.bpe.import_from:
-        import_released(Path(params.bpe.import_from), params.bpe.merges)
+        import_released(Path(params.bpe.import_from), params.bpe.merges, layout.BPE)
     else:
         run(params.bpe.merges)

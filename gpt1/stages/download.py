@@ -5,13 +5,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import shutil
 from pathlib import Path
 
+from gpt1 import layout
 from gpt1.data import registry
 from gpt1.atomic import atomic_write_text
 from gpt1.config import Params
-from gpt1.data.sources import LocalFolder, Source, UrlArchive, default_cache_dir, fetch_source
+from gpt1.data.sources import LocalFolder, Source, UrlArchive, fetch_source
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +28,9 @@ def mirrored(source: Source, mirrors: dict) -> Source:
     return dataclasses.replace(source, archive=archive)
 
 
-def run(params: Params, raw: Path = Path("data/raw"), cache_dir: Path | None = None) -> None:
-    cache_dir = cache_dir or default_cache_dir()
+def run(params: Params, raw: Path = layout.RAW, cache_dir: Path | None = None) -> None:
+    # Archives live outside DVC's outputs, so a forced re-run reuses them; GPT1_CACHE names another folder.
+    cache_dir = cache_dir or Path(os.environ.get("GPT1_CACHE", layout.CACHE))
     raw.mkdir(parents=True, exist_ok=True)
     wanted = [mirrored(source, params.data.mirrors)
               for source in registry.sources_needed(params.data.corpus, params.data.tasks)]

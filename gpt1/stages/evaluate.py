@@ -23,7 +23,7 @@ from gpt1.atomic import atomic_write_text
 from gpt1.eval.baselines import BASELINES
 from gpt1.config import Params
 from gpt1.errors import UserError
-from gpt1.layout import RESULTS, finetune_run
+from gpt1.layout import RESULTS, Results, finetune_run
 from gpt1.eval.metrics import DIGITS
 from gpt1.eval.run_files import read_json, run_metrics
 
@@ -34,11 +34,12 @@ COLUMNS = ["task", "variant", "seed", "metric", "value"]
 
 def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
     """One row per test metric of every baseline and every (task, variant, seed) run, in params order."""
-    baselines = read_json(Path(results_dir) / "baselines.json", "`gpt1 baselines`")
+    baselines_json = Results(results_dir).baselines
+    baselines = read_json(baselines_json, "`gpt1 baselines`")
     rows = []
     for task in params.data.tasks:
         if task not in baselines:
-            raise UserError(f"{results_dir}/baselines.json has no task '{task}'; re-run `gpt1 baselines`")
+            raise UserError(f"{baselines_json} has no task '{task}'; re-run `gpt1 baselines`")
         for name in BASELINES:
             for metric, value in baselines[task].get(name, {}).get("test", {}).items():
                 rows.append((task, name, params.seed, metric, value))
@@ -83,10 +84,11 @@ def run(params: Params, results_dir: Path) -> pd.DataFrame:
     results_dir = Path(results_dir)
     scores = collect_scores(params, results_dir)
     summary = summarise(scores)
-    atomic_write_text(results_dir / "scores.csv", scores.to_csv(index=False, float_format="%.6f"))
-    atomic_write_text(results_dir / "scores_summary.csv", summary.to_csv(index=False, float_format="%.6f"))
+    files = Results(results_dir)
+    atomic_write_text(files.scores, scores.to_csv(index=False, float_format="%.6f"))
+    atomic_write_text(files.scores_summary, summary.to_csv(index=False, float_format="%.6f"))
     metrics = nested_metrics(scores, summary)
-    atomic_write_text(results_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    atomic_write_text(files.evaluation_metrics, json.dumps(metrics, indent=2) + "\n")
     log.info("%d scores from %d runs and baselines", len(scores), scores.groupby(["task", "variant", "seed"]).ngroups)
     return summary
 

@@ -19,7 +19,7 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import run_seeds, selected_seeds
+    from gpt1.train.finetune import Settings, run_seeds, selected_seeds
     from gpt1.train.starting_weights import check
 
     seeds = selected_seeds(args.seed, params.finetune.seeds)
@@ -27,5 +27,5 @@ def main(args, params: Params) -> None:
         check(args.variant, layout.PRETRAIN, layout.STARTING_MODELS)
     out_root = layout.finetune_runs(args.task, args.variant, layout.RESULTS if args.seed is None else layout.ONE_OFF)
     # The first configured seed's weights are kept (model.safetensors, for `gpt1 predict`); a one-off run keeps its own.
-    run_seeds(params, TaskTokens.load(layout.task_tokens(args.task)), args.variant, seeds,
+    run_seeds(Settings.of(params), TaskTokens.load(layout.task_tokens(args.task)), args.variant, seeds,
               pretrain_dir=layout.PRETRAIN, out_root=out_root, keep_weights_of=seeds[:1])

@@ -15,26 +15,25 @@ from gpt1.eval.analysis import plot_layer_transfer, layer_transfer_rows, layer_t
 log = logging.getLogger(__name__)
 
 
-def run_layer_transfer(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int], all_layers: int,
-                       out_csv: Path, out_trend_csv: Path, out_png: Path) -> pd.DataFrame:
+def run_layer_transfer(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int],
+                       all_layers: int) -> pd.DataFrame:
     """Figure 2 (left): results/layer_transfer/<task>/layers<k>/seed<s> for k < all_layers and
-    results/finetune/<task>/full/seed<s> for k = all_layers, as a table, a trend table and a figure."""
+    results/finetune/<task>/full/seed<s> for k = all_layers, as a table, a trend table and a figure beside them."""
+    files = layout.Results(results_dir)
     frame = layer_transfer_rows(results_dir, tasks, layers, seeds, all_layers)
     table = frame.groupby(["task", "split", "layers"])["accuracy"].agg(["mean", "std"]).reset_index()
     table["std"] = table["std"].fillna(0.0)  # one seed: no spread
-    with atomic_path(out_csv) as temporary:
+    with atomic_path(files.layer_transfer) as temporary:
         table.to_csv(temporary, index=False, float_format="%.4f")
     trend = layer_transfer_trend(table, all_layers)
-    with atomic_path(out_trend_csv) as temporary:
+    with atomic_path(files.layer_transfer_trend) as temporary:
         trend.to_csv(temporary, index=False, float_format="%.4f")
     log.info("layer transfer trend:\n%s", trend.to_string())
-    plot_layer_transfer(table, tasks, [*layers, all_layers], out_png)
+    plot_layer_transfer(table, tasks, [*layers, all_layers], files.layer_transfer_plot)
     return table
 
 
 def main(args, params: Params) -> None:
     settings = params.analysis
-    results = layout.RESULTS
-    run_layer_transfer(results, settings.layer_transfer_tasks, settings.layer_transfer_layers,
-                       settings.layer_transfer_seeds, params.model.n_layer, results / "layer_transfer.csv",
-                       results / "layer_transfer_trend.csv", results / "layer_transfer.png")
+    run_layer_transfer(layout.RESULTS, settings.layer_transfer_tasks, settings.layer_transfer_layers,
+                       settings.layer_transfer_seeds, params.model.n_layer)

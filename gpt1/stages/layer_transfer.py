@@ -19,9 +19,9 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import run_seeds, selected_seeds
+    from gpt1.train.finetune import Settings, run_seeds, selected_seeds
 
     seeds = selected_seeds(args.seed, params.analysis.layer_transfer_seeds)
     out = layout.layer_transfer_runs(args.task, args.layers, layout.RESULTS if args.seed is None else layout.ONE_OFF)
-    run_seeds(params, TaskTokens.load(layout.task_tokens(args.task)), "full", seeds,
+    run_seeds(Settings.of(params), TaskTokens.load(layout.task_tokens(args.task)), "full", seeds,
               pretrain_dir=layout.PRETRAIN, out_root=out, transfer_layers=args.layers)

@@ -20,9 +20,10 @@ def run_paper_tables(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds
     """Reads the finetune stage's `full` runs under `results_dir`; writes paper_tables.csv and .md beside them."""
     specs = {task: TaskSpec.from_file(tasks_dir / task / "task.json") for task in tasks}
     frame, glue = comparison(results_dir, specs, seeds)
-    with atomic_path(results_dir / "paper_tables.csv") as temporary:
+    files = layout.Results(results_dir)
+    with atomic_path(files.paper_tables) as temporary:
         frame.to_csv(temporary, index=False, float_format="%.2f")
-    atomic_write_text(results_dir / "paper_tables.md", markdown(frame, glue, len(seeds)))
+    atomic_write_text(files.paper_tables_markdown, markdown(frame, glue, len(seeds)))
     log.info("Tables 2-4 beside the paper:\n%s", frame[["paper_task", "paper", "task", "mean", "low", "high"]]
              .to_string(index=False))
     return frame

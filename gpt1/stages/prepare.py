@@ -6,14 +6,15 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from gpt1 import layout
 from gpt1.config import Params
 from gpt1.data.prepare import evaluation_sentence_keys, prepare_corpus, prepare_tasks, zero_shot_sentence_keys
 
 log = logging.getLogger(__name__)
 
 
-def run(params: Params, raw: Path = Path("data/raw"), tasks_out: Path = Path("data/tasks"),
-        corpus_out: Path = Path("data/corpus")) -> None:
+def run(params: Params, raw: Path = layout.RAW, tasks_out: Path = layout.TASKS,
+        corpus_out: Path = layout.CORPUS) -> None:
     prepared = prepare_tasks(params.data, params.seed, raw, tasks_out)
     banned = evaluation_sentence_keys(prepared) | zero_shot_sentence_keys(raw)
     log.info("%d distinct dev/test sentences are kept out of the corpus", len(banned))

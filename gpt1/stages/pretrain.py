@@ -6,27 +6,29 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from gpt1 import layout
 from gpt1.config import Params
 
 KINDS = ("transformer", "lstm")
 
 
-def run(params: Params, kind: str, tokens_dir: Path = Path("data/tokens"), out_dir: Path | None = None,
+def run(params: Params, kind: str, tokens_dir: Path = layout.TOKENS, out_dir: Path | None = None,
         metrics_dir: Path | None = None) -> dict[str, Any]:
     """Pretrain `kind` ("transformer" or "lstm"); resumes from <out_dir>/resume.pt when one matches.
     Returns the final metrics (the same numbers as <metrics_dir>/metrics.json, without timings)."""
     from gpt1.atomic import exclusive_lock
     from gpt1.train import distributed  # torch: only when the stage runs
     from gpt1.train.pretrain import LOCK_FILE, Trainer
+    from gpt1.train.pretrain_settings import Settings
 
-    out_dir = Path(out_dir or f"data/pretrain/{kind}")
-    metrics_dir = Path(metrics_dir or f"results/pretrain/{kind}")
+    out_dir = Path(out_dir or layout.pretraining_run(kind))
+    metrics_dir = Path(metrics_dir or layout.pretraining_metrics(kind))
     runtime = distributed.start(params.pretrain.device)
     # Two runs into one folder would delete each other's staged checkpoints: the first one holds the lock.
     lock = exclusive_lock(out_dir / LOCK_FILE, f"pretraining into {out_dir}") if runtime.is_main else nullcontext()
     try:
         with lock:
-            return Trainer(params, kind, Path(tokens_dir), out_dir, metrics_dir, runtime).train()
+            return Trainer(Settings.of(params, kind), kind, Path(tokens_dir), out_dir, metrics_dir, runtime).train()
     finally:
         distributed.stop(runtime)
 

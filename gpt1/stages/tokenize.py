@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from gpt1.atomic import atomic_directory
+from gpt1 import layout
 from gpt1.config import Params
 from gpt1.tokenizer.bpe import Gpt1Bpe
 from gpt1.tokenizer.encode import SPLITS, encode_split, token_dtype
@@ -14,8 +15,7 @@ from gpt1.tokenizer.encode import SPLITS, encode_split, token_dtype
 log = logging.getLogger(__name__)
 
 
-def run(corpus: Path = Path("data/corpus"), bpe_folder: Path = Path("data/bpe"),
-        out: Path = Path("data/tokens")) -> dict:
+def run(corpus: Path = layout.CORPUS, bpe_folder: Path = layout.BPE, out: Path = layout.TOKENS) -> dict:
     bpe = Gpt1Bpe.load(bpe_folder)
     dtype = token_dtype(bpe.vocab_size)
     meta: dict = {"dtype": dtype.name, "vocab_size": bpe.vocab_size}

@@ -21,13 +21,13 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import run_seeds, selected_seeds
+    from gpt1.train.finetune import Settings, run_seeds, selected_seeds
 
-    if params.pretrain.steps("transformer") == 0:
+    if layout.training_updates(params.pretrain, "transformer") == 0:
         raise UserError("the transfer curve fine-tunes from checkpoints of a Transformer pretrained here, and "
                         "pretrain.max_steps is 0 (released weights used as they are): build the other targets, "
                         "e.g. `dvc repro ablation` or `snakemake results/ablation.csv`")
     seeds = selected_seeds(args.seed, params.analysis.layer_transfer_seeds)
     out = layout.transfer_curve_runs(args.task, args.step, layout.RESULTS if args.seed is None else layout.ONE_OFF)
-    run_seeds(params, TaskTokens.load(layout.task_tokens(args.task)), "full", seeds,
+    run_seeds(Settings.of(params), TaskTokens.load(layout.task_tokens(args.task)), "full", seeds,
               pretrain_dir=layout.PRETRAIN, out_root=out, pretrain_step=args.step)

@@ -22,19 +22,20 @@ def run_transfer_curve(results_dir: Path, tasks_dir: Path, tasks: list[str], ste
     """Reads the transfer_curve runs and the finetune stage's full runs (and no_pretrain runs, `with_zero`)
     under `results_dir`; writes transfer_curve.csv, transfer_curve_trend.csv and transfer_curve.png beside them."""
     specs = {task: TaskSpec.from_file(tasks_dir / task / "task.json") for task in tasks}
+    files = layout.Results(results_dir)
     table = curve_table(results_dir, specs, steps, final_step, seeds, tokens_per_update, with_zero)
-    with atomic_path(results_dir / "transfer_curve.csv") as temporary:
+    with atomic_path(files.transfer_curve) as temporary:
         table.to_csv(temporary, index=False, float_format="%.2f")
     trend = curve_trend(results_dir, table, steps, final_step, seeds, with_zero)
-    with atomic_path(results_dir / "transfer_curve_trend.csv") as temporary:
+    with atomic_path(files.transfer_curve_trend) as temporary:
         trend.to_csv(temporary, index=False, float_format="%.4f")
     log.info("transfer over pretraining, trend:\n%s", trend.to_string(index=False))
-    plot_curve(table, results_dir / "transfer_curve.png")
+    plot_curve(table, files.transfer_curve_plot)
     return table
 
 
 def main(args, params: Params) -> None:
     analysis = params.analysis
     run_transfer_curve(layout.RESULTS, layout.TASKS, analysis.transfer_curve_tasks, analysis.transfer_curve_steps,
-                       params.pretrain.steps("transformer"), analysis.layer_transfer_seeds,
+                       layout.training_updates(params.pretrain, "transformer"), analysis.layer_transfer_seeds,
                        params.pretrain.tokens_per_update, with_zero="no_pretrain" in params.finetune.variants)

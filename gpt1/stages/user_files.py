@@ -15,12 +15,12 @@ import json
 import logging
 from pathlib import Path
 
+from gpt1 import layout
 from gpt1.atomic import write_text_if_changed
 from gpt1.config import Params
 from gpt1.digests import sha256_of
 
 log = logging.getLogger(__name__)
-OUT = Path("data/user_files")
 
 
 def paths_by_setting(params: Params) -> dict[str, dict[str, str]]:
@@ -58,8 +58,8 @@ def fingerprint(paths: dict[str, str]) -> dict[str, dict[str, str]]:
     return prints
 
 
-def main(args, params: Params, out: Path = OUT) -> None:
+def main(args, params: Params, out: Path = layout.USER_FILES) -> None:
     for setting, paths in paths_by_setting(params).items():
-        path = out / f"{setting}.json"
+        path = layout.user_files_record(setting, out)
         if write_text_if_changed(path, json.dumps(fingerprint(paths), indent=2, sort_keys=True) + "\n"):
             log.info("%s: %d path(s) fingerprinted", path, len(paths))

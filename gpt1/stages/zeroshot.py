@@ -9,6 +9,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from gpt1 import layout
 from gpt1.config import Params
 from gpt1.eval.zeroshot import PRETRAINED_KINDS, evaluate_checkpoints, find_checkpoints, plot, trend, write_csv
 from gpt1.eval.zeroshot_tasks import load_tasks
@@ -18,20 +19,18 @@ from gpt1.train import precision
 log = logging.getLogger(__name__)
 
 
-def run(params: Params, tasks_dir: Path = Path("data/tasks"), raw_dir: Path = Path("data/raw"),
-        bpe_dir: Path = Path("data/bpe"), pretrain_dir: Path = Path("data/pretrain"),
-        out_csv: Path = Path("results/zero_shot.csv"), out_png: Path = Path("results/zero_shot.png"),
-        out_trend: Path = Path("results/zero_shot_trend.csv"), kinds: Sequence[str] = PRETRAINED_KINDS,
-        batch_size: int = 64) -> pd.DataFrame:
+def run(params: Params, tasks_dir: Path = layout.TASKS, raw_dir: Path = layout.RAW, bpe_dir: Path = layout.BPE,
+        pretrain_dir: Path = layout.PRETRAIN, results: layout.Results = layout.Results(),
+        kinds: Sequence[str] = PRETRAINED_KINDS, batch_size: int = 64) -> pd.DataFrame:
     bpe = Gpt1Bpe.load(bpe_dir)
     tasks = load_tasks(bpe, tasks_dir, raw_dir, params.data.tasks, params.finetune.max_eval_examples, params.seed)
-    checkpoints = {kind: find_checkpoints(pretrain_dir, kind, params.pretrain.steps(kind)) for kind in kinds}
+    checkpoints = {kind: find_checkpoints(pretrain_dir, kind, layout.training_updates(params.pretrain, kind)) for kind in kinds}
     device = precision.resolve_device(params.finetune.device, key="finetune.device")
     table = evaluate_checkpoints(tasks, checkpoints, params.model.n_positions, device, batch_size)
-    write_csv(table, out_csv)
-    write_csv(trend(table), out_trend)
-    plot(table, tasks, out_png)
-    log.info("wrote %s, %s and %s", out_csv, out_trend, out_png)
+    write_csv(table, results.zero_shot)
+    write_csv(trend(table), results.zero_shot_trend)
+    plot(table, tasks, results.zero_shot_plot)
+    log.info("wrote %s, %s and %s", results.zero_shot, results.zero_shot_trend, results.zero_shot_plot)
     return table
 
 

@@ -232,7 +232,7 @@ def read_corpus(path: Path) -> Iterator[str]:
             yield json.loads(line)["text"]
 
 
-def import_released(folder: Path, merges: int, out: Path = Path("data/bpe")) -> Gpt1Bpe:
+def import_released(folder: Path, merges: int, out: Path) -> Gpt1Bpe:
     """Use released BPE files (e.g. GPT-1's encoder_bpe_40000.json + vocab_40000.bpe) instead of training."""
     bpe = Gpt1Bpe.load(Path(folder))
     if len(bpe.merges) != merges:

@@ -28,7 +28,7 @@ import torch
 from tqdm import tqdm
 
 from gpt1.atomic import atomic_directory
-from gpt1.config import Params
+from gpt1.config import FinetuneParams, Params, TransformerParams
 from gpt1 import methods
 from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
@@ -58,16 +58,16 @@ def _batches(count: int, size: int, generator: torch.Generator) -> list[list[int
     return [order[start:start + size] for start in range(0, count, size)]
 
 
-def train(task_model: TaskModel, examples: Sequence[EncodedExample], params: Params, lm_coef: float,
-          seed: int, device: torch.device, lr: float | None = None, label: str = "fine-tuning",
+def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: FinetuneParams, lm_coef: float,
+          lr: float, seed: int, device: torch.device, label: str = "fine-tuning",
           lr_key: str = "finetune.lr") -> list[dict[str, float]]:
-    """Fine-tune in place at `lr` (default finetune.lr); returns mean losses per epoch (L3, L2, L1). A
-    non-finite loss stops it with one line naming `label` and `lr_key` (loop.Diverged)."""
-    settings = params.finetune
+    """Fine-tune in place with params' `finetune` section at `lr` (the method's, gpt1/methods.py); returns mean
+    losses per epoch (L3, L2, L1). A non-finite loss stops it with one line naming `label` and `lr_key`
+    (loop.Diverged)."""
     per_epoch = math.ceil(len(examples) / settings.batch_size)
     total = per_epoch * settings.epochs
     warmup = math.ceil(settings.warmup_fraction * total)
-    state = TrainingState.start(task_model, task_model.parameter_groups(settings.weight_decay), lr or settings.lr,
+    state = TrainingState.start(task_model, task_model.parameter_groups(settings.weight_decay), lr,
                                 settings.betas, settings.eps, lambda step: warmup_linear(step, total, warmup),
                                 label=label, knobs=f"{lr_key} (or finetune.grad_clip)")
     autocast = precision.autocast(device, settings.dtype)
@@ -129,11 +129,25 @@ def prediction_rows(outputs: list[torch.Tensor], examples: Sequence[EncodedExamp
 
 # --- the stage ------------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Settings:
+    """What fine-tuning reads from params.yaml: the `finetune` section, the size of a fresh Transformer (`model`:
+    no_pretrain starts from one, and its positions are the LSTM's context too) and the project seed the task's
+    rows were sampled with (model cards say it)."""
+    finetune: FinetuneParams
+    fresh_model: TransformerParams
+    sample_seed: int
+
+    @classmethod
+    def of(cls, params: Params) -> "Settings":
+        return cls(params.finetune, params.model, params.seed)
+
+
 @dataclass
 class Prepared:
     """What every seed of a task shares, loaded once per process: seeds differ in the starting model,
     dropout and batch order only, never in the examples or their tokens."""
-    params: Params
+    settings: Settings
     tokens: TaskTokens
     device: torch.device
     pretrain_dir: Path
@@ -151,14 +165,14 @@ class Prepared:
         return self._encoded[n_ctx]
 
 
-def prepare(params: Params, tokens: TaskTokens, pretrain_dir: Path) -> Prepared:
-    return Prepared(params=params, tokens=tokens, pretrain_dir=Path(pretrain_dir),
-                    device=precision.resolve_device(params.finetune.device, key="finetune.device"))
+def prepare(settings: Settings, tokens: TaskTokens, pretrain_dir: Path) -> Prepared:
+    return Prepared(settings=settings, tokens=tokens, pretrain_dir=Path(pretrain_dir),
+                    device=precision.resolve_device(settings.finetune.device, key="finetune.device"))
 
 
 def _evaluate(task_model: TaskModel, encoded: dict[str, list[EncodedExample]], prepared: Prepared):
     """Predictions and scores on dev and test: ({split: {"metrics", "notes"}}, {split: rows})."""
-    settings = prepared.params.finetune
+    settings = prepared.settings.finetune
     results, predictions = {}, {}
     for split in ("dev", "test"):
         outputs = predict(task_model, encoded[split], max(settings.batch_size, EVAL_BATCH_SIZE), prepared.device,
@@ -195,23 +209,24 @@ def strict_json(value, **options) -> str:
 def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfer_layers: int | None = None,
              save_weights: bool = False, pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one seed of a prepared task; writes what a process of its own would, byte for byte."""
-    params, tokens, device = prepared.params, prepared.tokens, prepared.device
+    settings, tokens, device = prepared.settings, prepared.tokens, prepared.device
     started = time.perf_counter()
     # Reseeding replaces all of the global generator's state (CPU and CUDA), so an earlier seed in the same
     # process leaves nothing behind: init, dropout masks and the head draw from it; batch order from `seed`.
     torch.manual_seed(seed)
-    model = language_model(params, variant, tokens.vocab_size, prepared.pretrain_dir, transfer_layers, pretrain_step)
-    n_ctx = context_length(params, model)
-    task_model = TaskModel(model, tokens.spec, params.finetune.classifier_dropout).to(device)
+    model = language_model(variant, tokens.vocab_size, prepared.pretrain_dir, settings.fresh_model, transfer_layers,
+                           pretrain_step)
+    n_ctx = context_length(model, settings.fresh_model)
+    task_model = TaskModel(model, tokens.spec, settings.finetune.classifier_dropout).to(device)
     encoded = prepared.encoded(n_ctx)
     if task_model.regression:  # never an empty split: gpt1/data/task_data.py checked each when it read the task
         task_model.set_target_scale([example.label for example in encoded["train"]])
-    lm_coef = methods.lm_coef(variant, params.finetune)
-    lr, lr_key = methods.learning_rate(variant, params.finetune)
+    lm_coef = methods.lm_coef(variant, settings.finetune)
+    lr, lr_key = methods.learning_rate(variant, settings.finetune)
     log.info("%s / %s / seed %d: %d train examples, λ = %g, lr %g, %d-token context", prepared.task, variant, seed,
              len(encoded["train"]), lm_coef, lr, n_ctx)
     built = time.perf_counter()
-    history = train(task_model, encoded["train"], params, lm_coef, seed, device, lr,
+    history = train(task_model, encoded["train"], settings.finetune, lm_coef, lr, seed, device,
                     label=f"finetune {prepared.task}/{run_name(variant, transfer_layers, pretrain_step)}/seed{seed}",
                     lr_key=lr_key)
     trained = time.perf_counter()
@@ -221,9 +236,9 @@ def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfe
                    transfer_layers=transfer_layers,
                    pretrain_step=pretrain_step, n_ctx=n_ctx, model_kind=model.kind, model_config=asdict(model.config),
                    parameters=sum(p.numel() for p in task_model.parameters()), history=history, results=results,
-                   saved_weights=save_weights, precision=precision.describe(device, params.finetune.dtype))
+                   saved_weights=save_weights, precision=precision.describe(device, settings.finetune.dtype))
     weights = (task_model, TaskRun(prepared.task, variant, seed, n_ctx, tokens.spec)) if save_weights else None
-    _write(Path(out_dir), predictions, metrics, model_card(card, params, tokens), weights)
+    _write(Path(out_dir), predictions, metrics, model_card(card, settings.finetune, settings.sample_seed, tokens), weights)
     log.info("%s / %s / seed %d: test %s; seconds: %.1f model (and encoding, first seed), %.1f training, "
              "%.1f evaluating", prepared.task, variant, seed, metrics["test"], built - started, trained - built,
              time.perf_counter() - trained)
@@ -242,22 +257,22 @@ def selected_seeds(seed: int | None, configured: Sequence[int]) -> list[int]:
     return list(configured) if seed is None else [seed]
 
 
-def run_seeds(params: Params, tokens: TaskTokens, variant: str, seeds: Sequence[int], *, pretrain_dir: Path,
+def run_seeds(settings: Settings, tokens: TaskTokens, variant: str, seeds: Sequence[int], *, pretrain_dir: Path,
               out_root: Path, transfer_layers: int | None = None, keep_weights_of: Sequence[int] = (),
               pretrain_step: int | None = None) -> dict[int, dict[str, dict[str, float]]]:
     """Every seed of one (task, variant) in this process, from the task's tokens (`TaskTokens.load` of the
     encode_task stage's folder, or `TaskTokens.encode`). Seed S goes to out_root/seedS, with its fine-tuned
     weights when S is in `keep_weights_of`; returns {seed: metrics}."""
-    prepared = prepare(params, tokens, pretrain_dir)
+    prepared = prepare(settings, tokens, pretrain_dir)
     log.info("%s: seeds %s", tokens.task, list(seeds))
     return {seed: run_seed(prepared, variant, seed, seed_run(out_root, seed), transfer_layers,
                            save_weights=seed in keep_weights_of, pretrain_step=pretrain_step)
             for seed in seeds}
 
 
-def run(params: Params, tokens: TaskTokens, variant: str, seed: int, *, pretrain_dir: Path, out_dir: Path,
+def run(settings: Settings, tokens: TaskTokens, variant: str, seed: int, *, pretrain_dir: Path, out_dir: Path,
         transfer_layers: int | None = None, save_weights: bool = False,
         pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one (task, variant, seed) into `out_dir`; returns {"dev": metrics, "test": metrics}."""
-    return run_seed(prepare(params, tokens, pretrain_dir), variant, seed, Path(out_dir), transfer_layers,
+    return run_seed(prepare(settings, tokens, pretrain_dir), variant, seed, Path(out_dir), transfer_layers,
                     save_weights, pretrain_step)

@@ -1,4 +1,4 @@
-"""A fresh model's configuration, sized by params.yaml's `model` (the Transformer) or `lstm` section; the
+"""A fresh model's configuration, sized by a section of params.yaml: `model` (the Transformer) or `lstm`; the
 vocabulary size comes from the trained BPE. Released weights for pretraining's `init_from` are
 gpt1.model.weights's."""
 
@@ -6,21 +6,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gpt1.config import Params
+from gpt1.config import LstmParams, TransformerParams
 from gpt1.errors import UserError
 from gpt1.model.lm import LSTMConfig, TransformerConfig
 
 Kind = Literal["transformer", "lstm"]
 
 
-def model_config(params: Params, kind: Kind, vocab_size: int) -> TransformerConfig | LSTMConfig:
-    if kind == "transformer":
-        m = params.model
-        return TransformerConfig(vocab_size=vocab_size, n_positions=m.n_positions, n_layer=m.n_layer,
-                                 n_head=m.n_head, d_model=m.d_model, d_ff=m.d_ff, embd_dropout=m.dropout,
-                                 attn_dropout=m.attn_dropout, resid_dropout=m.dropout)
-    if kind == "lstm":
-        m = params.lstm
-        return LSTMConfig(vocab_size=vocab_size, d_embed=m.d_embed, d_hidden=m.d_hidden, n_layer=m.n_layer,
-                          dropout=m.dropout)
-    raise UserError(f"unknown model kind {kind!r}; use 'transformer' or 'lstm'")
+def model_config(size: TransformerParams | LstmParams, vocab_size: int) -> TransformerConfig | LSTMConfig:
+    """The configuration of a model sized by `size` (params' `model` or `lstm` section)."""
+    if isinstance(size, TransformerParams):
+        return TransformerConfig(vocab_size=vocab_size, n_positions=size.n_positions, n_layer=size.n_layer,
+                                 n_head=size.n_head, d_model=size.d_model, d_ff=size.d_ff, embd_dropout=size.dropout,
+                                 attn_dropout=size.attn_dropout, resid_dropout=size.dropout)
+    if isinstance(size, LstmParams):
+        return LSTMConfig(vocab_size=vocab_size, d_embed=size.d_embed, d_hidden=size.d_hidden, n_layer=size.n_layer,
+                          dropout=size.dropout)
+    raise UserError(f"no model is sized by {type(size).__name__}; pass params' `model` or `lstm` section")

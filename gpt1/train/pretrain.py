@@ -27,7 +27,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
@@ -38,49 +38,21 @@ from gpt1.train import distributed, precision
 from gpt1.train.flops import flops_per_token, model_flops_utilisation
 from gpt1.atomic import atomic_directory, remove_stale_temporaries
 from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplexity, windows_to_batch
-from gpt1.config import Params
+from gpt1.train.pretrain_settings import Kind, Settings, accumulation_steps, run_signature
 from gpt1.train.distributed import seed_everything
 from gpt1.train.loop import TrainingState, load_state, save_state, set_aside
-from gpt1.layout import checkpoint_steps
+from gpt1.layout import checkpoint_steps, training_updates
 from gpt1.train.schedules import warmup_cosine
 from gpt1.train.model_configs import model_config
 from gpt1.model.weights import initial_weights
 from gpt1.tokenizer.encode import load_tokens
 from gpt1.errors import UserError
-from gpt1.model.lm import LanguageModel, LSTMConfig, TransformerConfig, build_model, save_model
+from gpt1.model.lm import LanguageModel, TransformerConfig, build_model, save_model
 
 log = logging.getLogger(__name__)
-Kind = Literal["transformer", "lstm"]
 RESUME_FILE = "resume.pt"
 STAGING_DIR = "resume-checkpoints"
 LOCK_FILE = "pretrain.lock"
-
-
-# ---- settings derived from params --------------------------------------------------------------------
-
-def accumulation_steps(params: Params, world_size: int) -> int:
-    """Micro-batches per process per update: tokens_per_update = micro x n_positions x this x world."""
-    p, length = params.pretrain, params.model.n_positions
-    per_pass = p.micro_batch_size * length * world_size
-    if p.tokens_per_update % per_pass:
-        raise UserError(
-            f"pretrain.tokens_per_update {p.tokens_per_update} is not divisible by micro_batch_size "
-            f"{p.micro_batch_size} x model.n_positions {length} x {world_size} process(es) = {per_pass}; "
-            f"make it a multiple of {per_pass}")
-    return p.tokens_per_update // per_pass
-
-
-def run_signature(params: Params, kind: Kind, config: TransformerConfig | LSTMConfig, train_tokens: int) -> str:
-    """What a resume checkpoint must match: everything that shapes the training trajectory (not the device,
-    the micro-batch split or evaluation settings), and the checkpoint schedule that staged step files follow."""
-    p = params.pretrain
-    return json.dumps({
-        "kind": kind, "config": config.__dict__, "seed": params.seed, "train_tokens": train_tokens,
-        "tokens_per_update": p.tokens_per_update, "max_steps": p.steps(kind), "warmup_steps": p.warmup_steps,
-        "betas": list(p.betas), "eps": p.eps, "weight_decay": p.weight_decay, "grad_clip": p.grad_clip,
-        "max_lr": getattr(p, kind).max_lr, "init_from": p.init_from if kind == "transformer" else None,
-        "checkpoints": p.checkpoints,  # the staged step files follow this schedule
-    }, sort_keys=True)
 
 
 # ---- evaluation --------------------------------------------------------------------------------------
@@ -107,12 +79,12 @@ def evaluate(model: LanguageModel, tokens: np.ndarray, starts: np.ndarray, lengt
 # ---- the stage ---------------------------------------------------------------------------------------
 
 class Trainer:
-    def __init__(self, params: Params, kind: Kind, tokens_dir: Path, out_dir: Path, metrics_dir: Path,
+    def __init__(self, settings: Settings, kind: Kind, tokens_dir: Path, out_dir: Path, metrics_dir: Path,
                  runtime: distributed.Runtime):
-        self.params, self.p, self.kind, self.runtime = params, params.pretrain, kind, runtime
+        self.p, self.kind, self.runtime = settings.pretrain, kind, runtime
         self.out_dir, self.metrics_dir = out_dir, metrics_dir
-        self.length, self.max_steps = params.model.n_positions, params.pretrain.steps(kind)
-        self.accumulation = accumulation_steps(params, runtime.world_size)
+        self.length, self.max_steps = settings.n_positions, training_updates(self.p, kind)
+        self.accumulation = accumulation_steps(self.p, self.length, runtime.world_size)
         if not (tokens_dir / "meta.json").is_file():
             raise UserError(f"{tokens_dir / 'meta.json'} not found; run the tokenize stage first")
         vocab_size = json.loads((tokens_dir / "meta.json").read_text())["vocab_size"]
@@ -120,8 +92,8 @@ class Trainer:
         if runtime.device.type == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
-        self.config = model_config(params, kind, vocab_size)
-        torch.manual_seed(params.seed)  # the same initial weights on every rank
+        self.config = model_config(settings.size, vocab_size)
+        torch.manual_seed(settings.seed)  # the same initial weights on every rank
         self.model = build_model(kind, self.config)
         if kind == "transformer" and self.p.init_from:
             self.model = initial_weights(Path(self.p.init_from), self.config).train()
@@ -132,14 +104,14 @@ class Trainer:
             self.p.betas, self.p.eps, lambda step: warmup_cosine(step, self.p.warmup_steps, self.max_steps),
             label=f"pretrain {kind}", knobs=f"pretrain.{kind}.max_lr (or pretrain.grad_clip); the last saved state "
             f"stays in {out_dir / RESUME_FILE}")
-        seed_everything(params.seed, runtime.rank)
-        self.sampler = WindowSampler(self.train_tokens, self.length, params.seed)
+        seed_everything(settings.seed, runtime.rank)
+        self.sampler = WindowSampler(self.train_tokens, self.length, settings.seed)
         self.eval_starts = evaluation_starts(self.val_tokens, self.length, self.p.eval_tokens)
         self.unigram = unigram_perplexity(self.train_tokens, self.val_tokens, self.eval_starts, self.length,
                                           vocab_size)
         self.checkpoint_steps = checkpoint_steps(self.max_steps, self.p.checkpoints)
-        self.autocast = precision.autocast(runtime.device, params.pretrain.dtype)
-        self.signature = run_signature(params, kind, self.config, len(self.train_tokens))
+        self.autocast = precision.autocast(runtime.device, self.p.dtype)
+        self.signature = run_signature(settings, kind, self.config, len(self.train_tokens))
         self.resume_path, self.staging = out_dir / RESUME_FILE, out_dir / STAGING_DIR
         self.resumed_from = self._resume()
         self.train_model = torch.compile(self.model) if self.p.compile else self.model

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from gpt1.config import Params
+from gpt1.config import FinetuneParams
 from gpt1.data.records import SPLITS, TaskSpec
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.methods import method
@@ -54,12 +54,13 @@ def _reproduce(card: RunCard) -> str:
         return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
     if card.variant == "full" and card.transfer_layers is None:
         return f"`gpt1 transfer-curve --task {card.task} --step {card.pretrain_step} --seed {card.seed}`"
-    return (f"`gpt1.train.finetune.run(params, {card.task!r}, {card.variant!r}, {card.seed}, "
+    return (f"`gpt1.train.finetune.run(Settings.of(params), tokens, {card.variant!r}, {card.seed}, "
             f"transfer_layers={card.transfer_layers}, pretrain_step={card.pretrain_step}, ...)`")
 
 
-def model_card(card: RunCard, params: Params, data: TaskTokens) -> str:
-    """What the run did, in Markdown; deterministic (no dates, no timings, no host names)."""
+def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: TaskTokens) -> str:
+    """What the run did, in Markdown; deterministic (no dates, no timings, no host names). `finetune`: params'
+    section the run trained with; `sample_seed`: the project seed its task's rows were sampled with."""
     spec = data.spec
     transfer = "all" if card.transfer_layers is None else f"embeddings + first {card.transfer_layers} blocks"
     lines = [
@@ -78,11 +79,11 @@ def model_card(card: RunCard, params: Params, data: TaskTokens) -> str:
         f"- config: `{json.dumps(card.model_config, sort_keys=True)}`", "",
         "## Data", "| split | rows in file | rows used |", "|---|---|---|",
         *(f"| {split} | {data.full_sizes[split]} | {len(data.splits[split])} |" for split in SPLITS), "",
-        f"Rows used: samples seeded by the project seed ({params.seed}), kept in file order, the same for every "
+        f"Rows used: samples seeded by the project seed ({sample_seed}), kept in file order, the same for every "
         "variant and seed (train: `max_train_examples`, dev/test: `max_eval_examples`).", "",
         "## Fine-tuning parameters (params.yaml `finetune:`)",
         f"- learning rate: {card.lr:g} (`{card.lr_key}`)",
-        f"- `{json.dumps({name: getattr(params.finetune, name) for name in RUN_SETTINGS}, sort_keys=True)}`", "",
+        f"- `{json.dumps({name: getattr(finetune, name) for name in RUN_SETTINGS}, sort_keys=True)}`", "",
         "## Training (mean loss per epoch)", "| epoch | L3 | L2 (task) | L1 (LM) |", "|---|---|---|---|",
         *(f"| {i} | {h['loss']} | {h['task_loss']} | {h['lm_loss']} |" for i, h in enumerate(card.history, 1)), "",
         "## Results", "| split | metric | value |", "|---|---|---|",

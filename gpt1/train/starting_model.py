@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpt1.config import Params
+from gpt1.config import TransformerParams
 from gpt1.errors import UserError
 from gpt1.layout import pretrained_model, pretraining_checkpoint
 from gpt1.methods import method
@@ -48,16 +48,17 @@ def checkpoint_path(kind: str, step: int, pretrain_dir: Path) -> Path:
     return path
 
 
-def language_model(params: Params, variant: str, vocab_size: int, pretrain_dir: Path,
+def language_model(variant: str, vocab_size: int, pretrain_dir: Path, fresh: TransformerParams,
                    transfer_layers: int | None = None, pretrain_step: int | None = None) -> LanguageModel:
-    """The variant's starting model (gpt1/methods.py says which), its final pretrained weights or, with
-    `pretrain_step`, the checkpoint kept after that update. Uses the global torch RNG: seed it first."""
+    """The variant's starting model (gpt1/methods.py says which): its final pretrained weights or, with
+    `pretrain_step`, the checkpoint kept after that update; a method with no pretrained model gets a fresh
+    Transformer sized by `fresh` (params' `model` section). Uses the global torch RNG: seed it first."""
     starts_from = method(variant).starts_from
     if starts_from is None:
         if transfer_layers is not None or pretrain_step is not None:
             raise UserError(f"transfer_layers and pretrain_step need pretrained weights; {variant!r} starts from "
                             "random weights")
-        return build_model("transformer", model_config(params, "transformer", vocab_size))
+        return build_model("transformer", model_config(fresh, vocab_size))
     model = pretrained(pretrained_model(starts_from, pretrain_dir) if pretrain_step is None
                        else checkpoint_path(starts_from, pretrain_step, pretrain_dir), vocab_size)
     if transfer_layers is not None:
@@ -68,6 +69,7 @@ def language_model(params: Params, variant: str, vocab_size: int, pretrain_dir: 
     return model
 
 
-def context_length(params: Params, model: LanguageModel) -> int:
-    """The Transformer's positions; the LSTM gets the same inputs as the Transformer it is compared with."""
-    return model.config.n_positions if model.kind == "transformer" else params.model.n_positions
+def context_length(model: LanguageModel, transformer: TransformerParams) -> int:
+    """The Transformer's positions; the LSTM gets the inputs of the Transformer it is compared with (params'
+    `model` section: read only for the LSTM, so the stages that fine-tune only the Transformer do not depend on it)."""
+    return model.config.n_positions if model.kind == "transformer" else transformer.n_positions
