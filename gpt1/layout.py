@@ -32,6 +32,20 @@ PIPELINE_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks",
 ONE_OFF = RESULTS / "one-off"
 
 
+# Inside a pretraining run's folder (`pretraining_run`): the final weights and the kept checkpoints' folder.
+MODEL_FILE = "model.safetensors"
+CHECKPOINTS = "checkpoints"
+# Inside one fine-tuning run's folder (`seed_run`): fine-tuning writes these, evaluation and analysis read them.
+RUN_METRICS = "metrics.json"  # {"dev": {metric: value}, "test": {...}}
+RUN_CARD = "model_card.md"
+RUN_WEIGHTS = "model.safetensors"  # the fine-tuned task model, where kept (`gpt1 predict` reads it)
+
+
+def run_predictions(split: str) -> str:
+    """The file of one split's predictions inside a fine-tuning run's folder."""
+    return f"predictions_{split}.jsonl"
+
+
 def user_files_record(setting: str, root: Path = USER_FILES) -> Path:
     """The fingerprint of the files behind one params setting that names paths outside the project
     (data.local_paths, bpe.import_from, pretrain.init_from; the user_files stage)."""
@@ -51,12 +65,12 @@ def pretraining_metrics(kind: str, results: Path = RESULTS) -> Path:
 
 def pretrained_model(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
     """The published checkpoint of a pretrained model ("transformer" or "lstm")."""
-    return pretraining_run(kind, pretrain_dir) / "model.safetensors"
+    return pretraining_run(kind, pretrain_dir) / MODEL_FILE
 
 
 def pretraining_checkpoints(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
     """The folder of the checkpoints kept during pretraining (`checkpoint_file`)."""
-    return pretraining_run(kind, pretrain_dir) / "checkpoints"
+    return pretraining_run(kind, pretrain_dir) / CHECKPOINTS
 
 
 def training_updates(pretrain, kind: str) -> int:
@@ -81,6 +95,16 @@ def checkpoint_steps(max_steps: int, count: int) -> list[int]:
 def checkpoint_file(step: int) -> str:
     """The name of the pretraining checkpoint kept after update `step` (pretrain.checkpoints, log-spaced)."""
     return f"step_{step}.safetensors"
+
+
+def kept_checkpoints(folder: Path) -> dict[int, Path]:
+    """{update: file} of the checkpoint files in `folder` (a run's checkpoints, or pretraining's staging folder)."""
+    found = {}
+    for path in Path(folder).glob("step_*.safetensors"):
+        step = path.name.removeprefix("step_").removesuffix(".safetensors")
+        if step.isascii() and step.isdigit():
+            found[int(step)] = path
+    return found
 
 
 def pretraining_checkpoint(kind: str, step: int, pretrain_dir: Path = PRETRAIN) -> Path:

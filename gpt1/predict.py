@@ -24,7 +24,8 @@ from gpt1.model.task_checkpoint import TaskRun, load_task_model
 from gpt1.model.transforms import encode_examples
 from gpt1.textfiles import open_text, read_stdin
 from gpt1.tokenizer.bpe import Gpt1Bpe
-from gpt1.train.finetune import CHECKPOINT, EVAL_BATCH_SIZE, predict, prediction_rows
+from gpt1.layout import RUN_WEIGHTS
+from gpt1.train.finetune import EVAL_BATCH_SIZE, predict, prediction_rows
 
 
 def input_fields(spec: TaskSpec) -> list[str]:
@@ -74,7 +75,7 @@ def read_examples(lines: Iterable[str], spec: TaskSpec, source: str) -> tuple[li
 
 def predictions(run_dir: Path, lines: Iterable[str], bpe_dir: Path, source: str = "input",
                 device: str | torch.device = "cpu") -> list[dict]:
-    task_model, run = load_task_model(Path(run_dir) / CHECKPOINT, device)
+    task_model, run = load_task_model(Path(run_dir) / RUN_WEIGHTS, device)
     examples, given = read_examples(lines, run.spec, source)
     bpe = Gpt1Bpe.load(bpe_dir)
     if task_model.language_model.config.vocab_size != bpe.vocab_size:

@@ -95,3 +95,15 @@ def test_no_module_over_the_line_limit():
     long = {str(path.relative_to(PACKAGE)): lines for path in modules()
             if (lines := len(path.read_text().splitlines())) > MAX_LINES}
     assert not long, f"over {MAX_LINES} lines, split by job: {long}"
+
+
+def test_kept_checkpoints_are_the_step_files_by_update(tmp_path):
+    """Pretraining publishes, fine-tuning and the zero-shot analysis find checkpoints by this one reading."""
+    from gpt1 import layout
+
+    for name in (layout.checkpoint_file(3), layout.checkpoint_file(120), "step_.safetensors", "step_x.safetensors",
+                 "step_7.safetensors.tmp", layout.MODEL_FILE):
+        (tmp_path / name).write_bytes(b"")
+    assert layout.kept_checkpoints(tmp_path) == {3: tmp_path / "step_3.safetensors",
+                                                 120: tmp_path / "step_120.safetensors"}
+    assert layout.pretraining_checkpoint("lstm", 3, tmp_path).parent == layout.pretraining_checkpoints("lstm", tmp_path)

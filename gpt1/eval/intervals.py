@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from gpt1.errors import UserError
+from gpt1.layout import run_predictions
 
 RESAMPLES = 2000
 LEVEL = 0.95
@@ -49,7 +50,7 @@ def read_predictions(run_dirs: list[Path]) -> Predictions:
     """predictions_test.jsonl of each seed's run folder; every seed must have scored the same rows."""
     labels, rows = None, []
     for folder in run_dirs:
-        path = Path(folder) / "predictions_test.jsonl"
+        path = Path(folder) / run_predictions("test")
         if not path.is_file():
             raise UserError(f"{path} not found; run the fine-tuning stages first")
         records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from gpt1.errors import UserError
+from gpt1.layout import RUN_METRICS
 
-METRICS = "metrics.json"  # in every run folder: {"dev": {metric: value}, "test": {...}}
 
 
 def read_json(path: Path, how_to_make: str):
@@ -23,4 +23,4 @@ def read_json(path: Path, how_to_make: str):
 
 def run_metrics(run: Path, how_to_make: str) -> dict:
     """A run folder's metrics ({"dev": ..., "test": ...})."""
-    return read_json(Path(run) / METRICS, how_to_make)
+    return read_json(Path(run) / RUN_METRICS, how_to_make)

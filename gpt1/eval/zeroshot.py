@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,7 @@ from tqdm import tqdm
 
 from gpt1.atomic import atomic_write_text
 from gpt1.errors import UserError
+from gpt1.layout import kept_checkpoints, pretrained_model, pretraining_checkpoints, pretraining_run
 from gpt1.model.lm import load_model
 from gpt1.eval.figures import save_figure
 from gpt1.eval.zeroshot_scoring import evaluate_many
@@ -45,7 +45,6 @@ Z_95 = 1.96
 MIN_SPEARMAN = 0.7  # a rise must also be a trend, not one lucky last checkpoint
 PANEL_INCHES = (3.0, 3.2)  # (width, height) of one heuristic's panel
 DPI = 100
-_STEP_FILE = re.compile(r"step_(\d+)\.safetensors")
 
 
 # --- checkpoints -----------------------------------------------------------------------------------------
@@ -54,10 +53,9 @@ _STEP_FILE = re.compile(r"step_(\d+)\.safetensors")
 def find_checkpoints(pretrain_dir: Path, kind: str, final_step: int) -> list[tuple[int, Path]]:
     """(step, path) ascending: every checkpoints/step_<N>.safetensors, and model.safetensors as `final_step`
     unless a checkpoint at or past that step already stands for it."""
-    folder = pretrain_dir / kind
-    found = {int(match.group(1)): path for path in (folder / "checkpoints").glob("step_*.safetensors")
-             if (match := _STEP_FILE.fullmatch(path.name))}
-    final = folder / "model.safetensors"
+    folder = pretraining_run(kind, pretrain_dir)
+    found = kept_checkpoints(pretraining_checkpoints(kind, pretrain_dir))
+    final = pretrained_model(kind, pretrain_dir)
     if final.is_file() and max(found, default=-1) < final_step:
         found[final_step] = final
     if not found:

@@ -32,7 +32,7 @@ from gpt1.config import FinetuneParams, Params, TransformerParams
 from gpt1 import methods
 from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
-from gpt1.layout import seed_run
+from gpt1.layout import RUN_CARD, RUN_METRICS, RUN_WEIGHTS, run_predictions, seed_run
 from gpt1.model.heads import TaskModel, collate
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
 from gpt1.model.task_tokens import TaskTokens
@@ -45,7 +45,6 @@ from gpt1.train.starting_model import context_length, language_model
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT = "model.safetensors"
 # Evaluation keeps no activations for a backward pass, so it batches wider than training: fewer, larger
 # matrix products (sequences of similar length are batched together, so little of it is padding).
 EVAL_BATCH_SIZE = 64
@@ -189,11 +188,11 @@ def _write(out_dir: Path, predictions: dict[str, list[dict]], metrics: dict, car
     """The run's folder, whole or not at all (an interrupted multi-seed run leaves complete seeds only)."""
     with atomic_directory(out_dir) as staging:
         for split, rows in predictions.items():
-            (staging / f"predictions_{split}.jsonl").write_text("".join(strict_json(r) + "\n" for r in rows))
-        (staging / "metrics.json").write_text(strict_json(metrics, indent=2, sort_keys=True) + "\n")
-        (staging / "model_card.md").write_text(card)
+            (staging / run_predictions(split)).write_text("".join(strict_json(r) + "\n" for r in rows))
+        (staging / RUN_METRICS).write_text(strict_json(metrics, indent=2, sort_keys=True) + "\n")
+        (staging / RUN_CARD).write_text(card)
         if weights is not None:
-            save_task_model(*weights, staging / CHECKPOINT)
+            save_task_model(*weights, staging / RUN_WEIGHTS)
 
 
 def strict_json(value, **options) -> str:

@@ -41,7 +41,7 @@ from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplex
 from gpt1.train.pretrain_settings import Kind, Settings, accumulation_steps, run_signature
 from gpt1.train.distributed import seed_everything
 from gpt1.train.loop import TrainingState, load_state, save_state, set_aside
-from gpt1.layout import checkpoint_steps, training_updates
+from gpt1.layout import CHECKPOINTS, MODEL_FILE, checkpoint_file, checkpoint_steps, kept_checkpoints, training_updates
 from gpt1.train.schedules import warmup_cosine
 from gpt1.train.model_configs import model_config
 from gpt1.model.weights import initial_weights
@@ -237,13 +237,13 @@ class Trainer:
         """Move the finished run's checkpoints to their final place, then write the final model."""
         remove_stale_temporaries(self.staging)
         missing = [step for step in self.checkpoint_steps
-                   if not (self.staging / f"step_{step}.safetensors").is_file()]
+                   if not (self.staging / checkpoint_file(step)).is_file()]
         if missing:
             log.warning("checkpoints for update(s) %s are missing from %s (removed by hand?)", missing, self.staging)
-        with atomic_directory(self.out_dir / "checkpoints") as folder:
-            for checkpoint in sorted(self.staging.glob("step_*.safetensors")):
+        with atomic_directory(self.out_dir / CHECKPOINTS) as folder:
+            for _, checkpoint in sorted(kept_checkpoints(self.staging).items()):
                 _link_or_copy(checkpoint, folder / checkpoint.name)
-        save_model(self.model, self.out_dir / "model.safetensors")
+        save_model(self.model, self.out_dir / MODEL_FILE)
         remove_stale_temporaries(self.out_dir)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpt1.config import TransformerParams
 from gpt1.errors import UserError
-from gpt1.layout import pretrained_model, pretraining_checkpoint
+from gpt1.layout import kept_checkpoints, pretrained_model, pretraining_checkpoint
 from gpt1.methods import method
 from gpt1.model.lm import GPT1, LanguageModel, build_model, load_model
 from gpt1.train.model_configs import model_config
@@ -42,7 +42,7 @@ def checkpoint_path(kind: str, step: int, pretrain_dir: Path) -> Path:
     """The kept checkpoint after pretraining update `step`, or one error naming the steps that were kept."""
     path = pretraining_checkpoint(kind, step, pretrain_dir)
     if not path.is_file():
-        kept = sorted(int(found.stem.removeprefix("step_")) for found in path.parent.glob("step_*.safetensors"))
+        kept = sorted(kept_checkpoints(path.parent))
         raise UserError(f"{path} not found: the {kind} pretraining kept checkpoints after updates {kept} "
                         "(pretrain.checkpoints, log-spaced); choose one of them")
     return path
