@@ -27,7 +27,7 @@ from gpt1.stages.pretrain import run
 from gpt1.train.loop import build_optimizer, load_state
 from gpt1.layout import pretraining_checkpoint
 from gpt1.train.pretrain import _log_step
-from gpt1.train.pretrain_settings import accumulation_steps
+from gpt1.train.pretrain_settings import Settings, accumulation_steps
 from gpt1.layout import checkpoint_steps, training_updates
 from gpt1.train.schedules import warmup_cosine
 import tiny
@@ -122,6 +122,15 @@ def test_checkpoints_are_log_spaced_from_the_first_to_the_last_update():
     ratios = [later / earlier for earlier, later in zip(steps[1:], steps[2:])]
     assert all(2.2 < ratio < 3.0 for ratio in ratios)  # 1000 ** (1/7) = 2.68, rounded to whole updates
     assert checkpoint_steps(3, 8) == [1, 2, 3] and checkpoint_steps(50, 1) == [50]
+
+
+def test_pretraining_settings_take_each_models_own_section_or_name_the_kinds():
+    params = parse_params(tiny_raw_params())
+    assert Settings.of(params, "transformer").size is params.model
+    lstm = Settings.of(params, "lstm")
+    assert lstm.size is params.lstm and lstm.n_positions == params.model.n_positions  # the Transformer's windows
+    with pytest.raises(UserError, match="unknown model kind 'gru'; use 'transformer' or 'lstm'"):
+        Settings.of(params, "gru")
 
 
 def test_accumulation_fills_tokens_per_update_or_says_why_not():
