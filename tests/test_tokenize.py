@@ -7,7 +7,7 @@ import numpy as np
 from gpt1.stages import bpe as bpe_stage
 from gpt1.stages import tokenize as tokenize_stage
 from gpt1.tokenizer import bpe as bpe_module
-from gpt1.tokenizer import encode
+from gpt1.tokenizer import encode, parallel
 from gpt1.data.text import clean
 
 
@@ -39,27 +39,48 @@ def test_dtype_widens_for_large_vocabularies():
     assert encode.token_dtype(65_537) == np.uint32
 
 
-def test_documents_stream_through_the_encoder(tmp_path, monkeypatch):
-    """The paper profile's corpus is ~5 GB of text: a split must never be read into memory whole."""
-    corpus = tmp_path / "train.jsonl"
-    corpus.write_text("".join(json.dumps({"text": f"document {i}"}) + "\n" for i in range(50)))
+def _lengths(texts):  # a worker's job in the tests below (module level: worker processes import it)
+    return [len(text) for text in texts]
+
+
+def test_documents_stream_through_the_workers_in_order():
+    """The paper profile's corpus is ~5 GB of text: a split is never read into memory whole, and the workers'
+    results come back in the documents' order."""
     read = []
 
-    def counting_reader(path):
-        for text in bpe_module.read_corpus(path):
-            read.append(text)
-            yield text
+    def counting_reader():
+        for i in range(5_000):
+            read.append(i)
+            yield "x" * (i % 7)
 
-    class ReportsHowFarTheReaderGot:
-        encoder = {"\n</w>": 0}
+    results, read_when_yielded = [], []
+    for result in parallel.ordered_map(_lengths, counting_reader(), workers=2):
+        results.extend(result)
+        read_when_yielded.append(len(read))
+    assert results == [i % 7 for i in range(5_000)]
+    chunk = parallel.CHUNK_DOCUMENTS
+    ahead = [read_now - chunk * (done + 1) for done, read_now in enumerate(read_when_yielded)]
+    assert max(ahead) <= parallel.READ_AHEAD * 2 * chunk
 
-        def encode_many(self, texts, already_clean):
-            for text in texts:
-                yield [len(read)]  # documents read when this one reached the encoder
 
-    monkeypatch.setattr(encode, "read_corpus", counting_reader)
-    stats = encode.encode_split(ReportsHowFarTheReaderGot(), corpus, tmp_path / "train.bin", np.dtype(np.uint16))
-    written = np.fromfile(tmp_path / "train.bin", dtype=np.uint16).tolist()
-    read_when_encoded = written[0::2]  # documents after the first are preceded by the separator 0
-    assert stats["documents"] == 50 and stats["tokens"] == 99 and stats["characters"] == sum(map(len, read))
-    assert read_when_encoded == list(range(1, 51))
+def test_chunks_end_at_a_size_in_characters_too():
+    assert [len(c) for c in parallel.chunks(["ab", "cd", "e", "fgh"], documents=3, characters=4)] == [2, 2]
+    assert [len(c) for c in parallel.chunks(["a"] * 7, documents=3, characters=100)] == [3, 3, 1]
+
+
+def test_workers_write_the_bytes_one_process_writes(english_documents, tmp_path):
+    """Tokens and word counts do not depend on how many processes made them (several chunks of documents)."""
+    documents = [clean(f"{i}: {text}") for i in range(3) for text in english_documents] * 20
+    assert len(documents) > 2 * parallel.CHUNK_DOCUMENTS
+    corpus = tmp_path / "train.jsonl"
+    corpus.write_text("".join(json.dumps({"text": text}) + "\n" for text in documents))
+    assert bpe_module.count_words(documents, workers=2) == bpe_module.count_words(documents, workers=1)
+    trained = bpe_stage.run(300, corpus=corpus, out=tmp_path / "bpe")
+    for workers in (1, 2):
+        stats = encode.encode_split(trained, corpus, tmp_path / f"{workers}.bin", np.dtype(np.uint16), workers)
+        assert stats["documents"] == len(documents)
+        assert stats["characters"] == sum(map(len, documents))
+    one, two = (np.fromfile(tmp_path / f"{w}.bin", dtype=np.uint16) for w in (1, 2))
+    assert one.tolist() == two.tolist() and len(one) == stats["tokens"]
+    separator = trained.encoder["\n</w>"]
+    assert one[: len(trained.encode(documents[0])) + 1].tolist() == trained.encode(documents[0]) + [separator]

@@ -12,7 +12,7 @@ import logging
 import sys
 from collections import Counter
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -22,6 +22,7 @@ from gpt1.atomic import atomic_directory
 from gpt1.errors import UserError
 from gpt1.textfiles import read_text
 from gpt1.data.text import clean
+from gpt1.tokenizer.parallel import ordered_map
 
 log = logging.getLogger(__name__)
 
@@ -219,9 +220,23 @@ def _read_merges(path: Path) -> list[tuple[str, str]]:
     return merges
 
 
-def count_words(texts: Iterable[str], already_clean: bool = True) -> Counter:
+def count_words(texts: Iterable[str], workers: int | None = None) -> Counter:
+    """How often each word occurs in already clean texts (prepare's corpus), split on `workers` processes (default:
+    every core this process may use; the counts do not depend on it)."""
     counts: Counter = Counter()
-    for words in WordSplitter().split_many(texts, already_clean=already_clean):
+    for chunk_counts in ordered_map(_count_chunk, texts, workers):
+        counts.update(chunk_counts)
+    return counts
+
+
+@cache
+def _worker_splitter() -> WordSplitter:
+    return WordSplitter()
+
+
+def _count_chunk(texts: list[str]) -> Counter:
+    counts: Counter = Counter()
+    for words in _worker_splitter().split_many(texts, already_clean=True):
         counts.update(words)
     return counts
 

@@ -5,7 +5,6 @@ Documents are concatenated (GPT-1 trains on contiguous text), separated by GPT-1
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import time
@@ -16,6 +15,7 @@ from tqdm import tqdm
 
 from gpt1.errors import UserError
 from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe, read_corpus
+from gpt1.tokenizer.parallel import ordered_map
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "val")
@@ -36,22 +36,41 @@ def load_tokens(folder: Path, split: str) -> np.memmap:
     return np.memmap(path, dtype=np.dtype(meta["dtype"]), mode="r")
 
 
-def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype) -> dict:
-    """Stream one split's documents through the BPE into `destination`: memory stays flat whatever the
-    corpus size (BooksCorpus is ~5 GB of text), since the tokenizer only buffers its current batch."""
+def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype, workers: int | None = None) -> dict:
+    """Stream one split's documents through the BPE into `destination`, on `workers` processes (default: every core
+    this process may use; the bytes do not depend on it). Memory stays flat whatever the corpus size (BooksCorpus is
+    ~5 GB of text): only a few chunks of documents are in flight (gpt1/tokenizer/parallel.py)."""
     separator = bpe.encoder.get("\n" + END_OF_WORD)
     started, documents, tokens, characters = time.perf_counter(), 0, 0, 0
-    to_encode, to_measure = itertools.tee(read_corpus(corpus))  # one pass over the file
+    encoded = ordered_map(_encode_chunk, read_corpus(corpus), workers, _start_worker, (bpe.encoder, bpe.merges, dtype))
+    between = np.asarray([] if separator is None else [separator], dtype=dtype)
     with open(destination, "wb") as out:
-        encoded = bpe.encode_many(to_encode, already_clean=True)  # prepare already ran GPT-1's clean-up
-        for document, ids in tqdm(zip(to_measure, encoded), desc=f"encode {corpus.stem}", unit="doc",
-                                  disable=None):
-            documents += 1
-            if separator is not None and tokens:
-                ids = [separator, *ids]
-            np.asarray(ids, dtype=dtype).tofile(out)
-            tokens += len(ids)
-            characters += len(document)
+        for chunk in tqdm(encoded, desc=f"encode {corpus.stem}", unit="chunk", disable=None):
+            pieces = []
+            for ids, length in chunk:
+                if tokens:  # a document after the first that has tokens starts with the separator
+                    pieces.append(between)
+                    tokens += len(between)
+                pieces.append(ids)
+                tokens += len(ids)
+                documents += 1
+                characters += length
+            np.concatenate(pieces).astype(dtype, copy=False).tofile(out)
     seconds = time.perf_counter() - started
     return {"documents": documents, "tokens": tokens, "characters": characters,
             "encode_seconds": seconds}
+
+
+_worker: tuple[Gpt1Bpe, np.dtype] | None = None  # the tokenizer and id width of this (worker) process
+
+
+def _start_worker(encoder: dict[str, int], merges: list[tuple[str, str]], dtype: np.dtype) -> None:
+    global _worker
+    _worker = Gpt1Bpe(encoder=encoder, merges=merges), dtype
+
+
+def _encode_chunk(texts: list[str]) -> list[tuple[np.ndarray, int]]:
+    """Each document's ids and its length in characters; prepare already ran GPT-1's clean-up."""
+    bpe, dtype = _worker
+    return [(np.asarray(ids, dtype=dtype), len(text))
+            for ids, text in zip(bpe.encode_many(texts, already_clean=True), texts)]
