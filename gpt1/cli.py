@@ -82,9 +82,9 @@ STAGES = {  # command -> (module of gpt1.stages, which is also the dvc.yaml stag
     "pretrain": ("pretrain", "pretrain the Transformer or the LSTM language model (resumes after interruption)"),
     "encode-task": ("encode_task", "encode one task's fine-tuning examples as BPE ids, once for all its jobs"),
     "starting-model": ("starting_model", "record the weights a fine-tuning method starts from (path and sha256)"),
-    "finetune": ("finetune", "fine-tune one (task, variant), every seed, with the paper's input transformations"),
-    "layer-transfer": ("layer_transfer", "fine-tune with only the first k pretrained blocks transferred, every seed"),
-    "transfer-curve": ("transfer_curve", "fine-tune full from a pretraining checkpoint (transfer over pretraining), every seed"),
+    "finetune": ("finetune", "fine-tune one method on every task, every seed, with the paper's input transformations"),
+    "layer-transfer": ("layer_transfer", "fine-tune one task with only the first k pretrained blocks transferred, every k and seed"),
+    "transfer-curve": ("transfer_curve", "fine-tune one task's full from pretraining checkpoints (transfer over pretraining), every checkpoint and seed"),
     "baselines": ("baselines", "majority-class and TF-IDF + logistic regression baselines"),
     "evaluate": ("evaluate", "gather every test metric into results/scores.csv and results/metrics.json"),
     "zeroshot": ("zeroshot", "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)"),
@@ -99,7 +99,7 @@ TOOLS = {
     "import-weights": (_import_weights, "convert released GPT-1 weights (HF folder or OpenAI's npy files)"),
     "export-weights": (_export_weights, "write a Transformer checkpoint in transformers' or OpenAI's layout"),
     "generate": (_generate, "sample text from a language model (ours, a checkpoint, or released weights)"),
-    "predict": (_predict, "run a kept fine-tuned model (results/finetune/<task>/<variant>/seed<S>) on examples"),
+    "predict": (_predict, "run a kept fine-tuned model (results/finetune/<variant>/<task>/seed<S>) on examples"),
 }
 NO_PARAMS = ("import-weights", "export-weights", "generate", "predict")  # file tools: they work outside a project
 
@@ -181,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the model's BPE folder (the released encoder_bpe_40000.json pair for released weights)")
     predictor = parsers["predict"]
     predictor.add_argument("--run", type=Path, required=True,
-                           help="a fine-tuning run folder with model.safetensors, e.g. results/finetune/rt_polarity/full/seed1")
+                           help="a fine-tuning run folder with model.safetensors, e.g. results/finetune/full/rt_polarity/seed1")
     predictor.add_argument("--input", type=Path, default=Path("-"),
                            help="JSONL in the task's fields (or plain text lines for classification); - is stdin")
     predictor.add_argument("--bpe", type=Path, default=layout.BPE, help="the BPE the run was trained with")

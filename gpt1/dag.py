@@ -27,7 +27,7 @@ TRAINING_COMMANDS = ("pretrain", "finetune", "layer-transfer", "transfer-curve")
 
 @dataclass(frozen=True)
 class Stage:
-    name: str  # DVC's address, e.g. "finetune@sts_b-full"
+    name: str  # DVC's address, e.g. "finetune@full"
     command: str
     deps: tuple[str, ...]
     outs: tuple[str, ...]  # outs, metrics and plots
@@ -109,7 +109,7 @@ def inputs(stage: Stage, stages: list[Stage]) -> list[str]:
 
 
 def is_folder(path: str) -> bool:
-    """Outputs without a file extension are folders in this pipeline (data/raw, results/finetune/t/v, ...)."""
+    """Outputs without a file extension are folders in this pipeline (data/raw, results/finetune/full, ...)."""
     return Path(path).suffix == ""
 
 

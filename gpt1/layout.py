@@ -123,20 +123,36 @@ def starting_model_record(variant: str, records_dir: Path = STARTING_MODELS) -> 
     return Path(records_dir) / f"{variant}.json"
 
 
+def finetune_method(variant: str, results: Path = RESULTS) -> Path:
+    """The finetune stage's output for one method: every task's runs (`finetune_runs`). One job per method, so that
+    retraining one pretrained model re-runs only the methods that start from it."""
+    return Path(results) / "finetune" / variant
+
+
 def finetune_runs(task: str, variant: str, results: Path = RESULTS) -> Path:
-    """The finetune stage's output for one (task, variant): a folder per seed (`seed_run`)."""
-    return Path(results) / "finetune" / task / variant
+    """One (task, variant) of the finetune stage: a folder per seed (`seed_run`)."""
+    return finetune_method(variant, results) / task
+
+
+def layer_transfer_task(task: str, results: Path = RESULTS) -> Path:
+    """The layer_transfer stage's output for one task: its runs for every k (`layer_transfer_runs`)."""
+    return Path(results) / "layer_transfer" / task
 
 
 def layer_transfer_runs(task: str, layers: int, results: Path = RESULTS) -> Path:
-    """The layer_transfer stage's output for one (task, k): `full` with k pretrained blocks, a folder per seed."""
-    return Path(results) / "layer_transfer" / task / f"layers{layers}"
+    """One (task, k) of the layer_transfer stage: `full` with k pretrained blocks, a folder per seed."""
+    return layer_transfer_task(task, results) / f"layers{layers}"
+
+
+def transfer_curve_task(task: str, results: Path = RESULTS) -> Path:
+    """The transfer_curve stage's output for one task: its runs for every checkpoint (`transfer_curve_runs`)."""
+    return Path(results) / "transfer_curve" / task
 
 
 def transfer_curve_runs(task: str, step: int, results: Path = RESULTS) -> Path:
-    """The transfer_curve stage's output for one (task, checkpoint): `full` fine-tuned from pretraining update
-    `step`, a folder per seed."""
-    return Path(results) / "transfer_curve" / task / f"step{step}"
+    """One (task, checkpoint) of the transfer_curve stage: `full` fine-tuned from pretraining update `step`, a
+    folder per seed."""
+    return transfer_curve_task(task, results) / f"step{step}"
 
 
 def seed_run(runs: Path, seed: int) -> Path:
@@ -197,12 +213,12 @@ def job_log(stage: str, task: str | None = None, variant: str | None = None, lay
         return LOGS / "starting_model" / f"{variant}.log"
     if stage == "encode-task":
         return LOGS / "encode_task" / f"{task}.log"
-    if stage == "finetune":
-        run = LOGS / "finetune" / task / variant
-    elif stage == "layer-transfer":
-        run = LOGS / "layer_transfer" / task / f"layers{layers}"
+    if stage == "finetune":  # a job per method; a one-off names its task too
+        job, one_off = LOGS / "finetune" / variant, Path(str(task))
+    elif stage == "layer-transfer":  # a job per task; a one-off names its k too
+        job, one_off = LOGS / "layer_transfer" / task, Path(f"layers{layers}")
     elif stage == "transfer-curve":
-        run = LOGS / "transfer_curve" / task / f"step{step}"
+        job, one_off = LOGS / "transfer_curve" / task, Path(f"step{step}")
     else:
         return LOGS / f"{stage}.log"
-    return run.with_name(f"{run.name}.log") if seed is None else run / f"seed{seed}.log"
+    return job.with_name(f"{job.name}.log") if seed is None else job / one_off / f"seed{seed}.log"

@@ -27,7 +27,7 @@ def layer_transfer_fits(params: "Params") -> None:
                              "accuracy, so name a classification, entailment or multiple-choice task")
     if depth in analysis.layer_transfer_layers:
         raise ValueError(f"analysis.layer_transfer_layers: remove {depth} (model.n_layer): the all-blocks point "
-                         "is read from the finetune stage's full runs (results/finetune/<task>/full/seed<s>)")
+                         "is read from the finetune stage's full runs (results/finetune/full/<task>/seed<s>)")
     outside = [k for k in analysis.layer_transfer_layers if not 0 <= k < depth]
     if outside:
         raise ValueError(f"analysis.layer_transfer_layers: {outside} outside 0 ... {depth - 1} "

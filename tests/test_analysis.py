@@ -47,7 +47,7 @@ def _write_predictions(root, values):
     for variant, tasks in values.items():
         for task, per_seed in tasks.items():
             for seed, fraction in enumerate(per_seed, start=1):
-                folder = root / task / variant / f"seed{seed}"
+                folder = root / variant / task / f"seed{seed}"
                 folder.mkdir(parents=True)
                 rows = []
                 for index in range(200):
@@ -175,7 +175,7 @@ def _layer_transfer_runs(root, depth=3, seeds=(1, 2)):
         for layers in range(depth):
             _write_metrics(root / "layer_transfer" / "nli" / f"layers{layers}" / f"seed{seed}",
                            0.4 + 0.1 * layers + 0.01 * seed)
-        _write_metrics(root / "finetune" / "nli" / "full" / f"seed{seed}", 0.4 + 0.1 * depth + 0.01 * seed)
+        _write_metrics(root / "finetune" / "full" / "nli" / f"seed{seed}", 0.4 + 0.1 * depth + 0.01 * seed)
 
 
 def _run_layer_transfer(root):
@@ -200,7 +200,7 @@ def test_layer_transfer_table_and_figure(tmp_path):
 def test_layer_transfer_reads_all_layers_from_the_finetune_full_run(tmp_path):
     _layer_transfer_runs(tmp_path)
     _write_metrics(tmp_path / "layer_transfer" / "nli" / "layers3" / "seed1", 0.0)  # a stray run must be ignored
-    (tmp_path / "finetune" / "nli" / "full" / "seed2" / "metrics.json").write_text(json.dumps(
+    (tmp_path / "finetune" / "full" / "nli" / "seed2" / "metrics.json").write_text(json.dumps(
         {"dev": {"accuracy": 0.9}, "test": {"accuracy": 0.8}}))
     table = _run_layer_transfer(tmp_path)
     full = table[(table.split == "test") & (table.layers == 3)].iloc[0]
@@ -218,6 +218,6 @@ def test_layer_transfer_trend_per_task(tmp_path):
 
 def test_layer_transfer_names_the_missing_run(tmp_path):
     _layer_transfer_runs(tmp_path)
-    (tmp_path / "finetune" / "nli" / "full" / "seed2" / "metrics.json").unlink()
-    with pytest.raises(UserError, match=r"full/seed2/metrics.json not found; run the finetune stage \(variant full\)"):
+    (tmp_path / "finetune" / "full" / "nli" / "seed2" / "metrics.json").unlink()
+    with pytest.raises(UserError, match=r"full/nli/seed2/metrics.json not found; run the finetune stage \(variant full\)"):
         _run_layer_transfer(tmp_path)

@@ -40,30 +40,38 @@ def test_import_weights_names_an_unknown_folder(tmp_path):
     assert not (tmp_path / "x.safetensors").exists()
 
 
-def test_finetune_runs_every_seed_unless_one_is_named_and_logs_accordingly():
-    """The DAG runs every seed in one process (one log per stage job); `--seed` is a one-off with its own log."""
+def test_a_stage_job_runs_everything_a_one_off_names_one_run_and_each_logs_apart():
+    """The DAG runs one process per method (finetune) or per task (layer-transfer, transfer-curve), one log per job;
+    `--seed` with the run's own option is a one-off with its own log, and either alone is a clear error."""
     from gpt1.cli import build_parser, log_path
-    from gpt1.train.finetune import selected_seeds
+    from gpt1.errors import UserError
+    from gpt1.train.finetune import one_off
 
     parser = build_parser()
-    every = parser.parse_args(["finetune", "--task", "rt_polarity", "--variant", "full"])
+    every = parser.parse_args(["finetune", "--variant", "full"])
     one = parser.parse_args(["finetune", "--task", "rt_polarity", "--variant", "full", "--seed", "7"])
-    assert selected_seeds(every.seed, [1, 2, 3]) == [1, 2, 3] and selected_seeds(one.seed, [1, 2, 3]) == [7]
-    assert log_path(every) == Path("logs/finetune/rt_polarity/full.log")
-    assert log_path(one) == Path("logs/finetune/rt_polarity/full/seed7.log")
-    layers = parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2"])
-    assert layers.seed is None and log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2.log")
+    assert not one_off(every, "task") and one_off(one, "task")
+    assert log_path(every) == Path("logs/finetune/full.log")
+    assert log_path(one) == Path("logs/finetune/full/rt_polarity/seed7.log")
+    for half in (["--task", "rt_polarity"], ["--seed", "7"]):
+        with pytest.raises(UserError, match="--seed and --task go together"):
+            one_off(parser.parse_args(["finetune", "--variant", "full", *half]), "task")
+    layers = parser.parse_args(["layer-transfer", "--task", "social_iqa"])
+    assert not one_off(layers, "layers") and log_path(layers) == Path("logs/layer_transfer/social_iqa.log")
     layers = parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2", "--seed", "1"])
-    assert log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2/seed1.log")
-    curve = parser.parse_args(["transfer-curve", "--task", "snli_100k", "--step", "305"])
-    assert curve.seed is None and log_path(curve) == Path("logs/transfer_curve/snli_100k/step305.log")
+    assert one_off(layers, "layers") and log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2/seed1.log")
+    with pytest.raises(UserError, match="--seed and --layers go together"):
+        one_off(parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2"]), "layers")
+    curve = parser.parse_args(["transfer-curve", "--task", "snli_100k"])
+    assert not one_off(curve, "step") and log_path(curve) == Path("logs/transfer_curve/snli_100k.log")
     curve = parser.parse_args(["transfer-curve", "--task", "snli_100k", "--step", "305", "--seed", "2"])
-    assert log_path(curve) == Path("logs/transfer_curve/snli_100k/step305/seed2.log")
+    assert one_off(curve, "step") and log_path(curve) == Path("logs/transfer_curve/snli_100k/step305/seed2.log")
 
 
 def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
-    """DVC owns results/finetune/<task>/<variant> and results/layer_transfer/...: a one-off `--seed` must
-    not add a folder there (the next `dvc repro` would see the stage as changed)."""
+    """DVC owns results/finetune/<variant> and results/layer_transfer/<task>...: a one-off `--seed` must not add a
+    folder there (the next `dvc repro` would see the stage as changed). A stage's job runs every task (finetune), k
+    or checkpoint (the other two) that params lists, each with every configured seed."""
     import gpt1.train.finetune as library
     import gpt1.train.starting_weights as starting_weights
     from gpt1.model.task_tokens import TaskTokens
@@ -74,23 +82,27 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
     calls, checked = [], []
     monkeypatch.setattr(library, "run_seeds", lambda params, tokens, variant, seeds, **options: calls.append(
         (tokens, seeds, options.get("out_root"))))
-    monkeypatch.setattr(TaskTokens, "load", lambda folder: folder)  # each stage reads its own task's tokens
+    monkeypatch.setattr(TaskTokens, "load", lambda folder: folder)  # each run reads its own task's tokens
     monkeypatch.setattr(starting_weights, "check", lambda variant, *folders: checked.append((variant, *folders)))
     parser, params = build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
-    finetune.main(parser.parse_args(["finetune", "--task", "sts_b", "--variant", "full"]), params)
+    finetune.main(parser.parse_args(["finetune", "--variant", "full"]), params)
+    assert calls == [(Path("data/task_tokens") / task, [1, 2, 3], Path("results/finetune/full") / task)
+                     for task in params.data.tasks]
+    calls.clear()
     finetune.main(parser.parse_args(["finetune", "--task", "sts_b", "--variant", "full", "--seed", "7"]), params)
-    layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1"]), params)
+    layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k"]), params)
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1", "--seed", "7"]),
                         params)
-    transfer_curve.main(parser.parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "305"]), params)
+    transfer_curve.main(parser.parse_args(["transfer-curve", "--task", "rt_polarity"]), params)
     transfer_curve.main(parser.parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "305", "--seed", "7"]),
                         params)
     sts, snli, rt = (Path("data/task_tokens") / task for task in ("sts_b", "snli_100k", "rt_polarity"))
-    assert calls == [(sts, [1, 2, 3], Path("results/finetune/sts_b/full")),
-                     (sts, [7], Path("results/one-off/finetune/sts_b/full")),
-                     (snli, [1, 2], Path("results/layer_transfer/snli_100k/layers1")),
+    assert calls == [(sts, [7], Path("results/one-off/finetune/full/sts_b")),
+                     *[(snli, [1, 2], Path(f"results/layer_transfer/snli_100k/layers{k}"))
+                       for k in params.analysis.layer_transfer_layers],
                      (snli, [7], Path("results/one-off/layer_transfer/snli_100k/layers1")),
-                     (rt, [1, 2], Path("results/transfer_curve/rt_polarity/step305")),
+                     *[(rt, [1, 2], Path(f"results/transfer_curve/rt_polarity/step{step}"))
+                       for step in params.analysis.transfer_curve_steps],
                      (rt, [7], Path("results/one-off/transfer_curve/rt_polarity/step305"))]
     # the stage's run checks the record of its starting weights, which DVC tracks; a one-off run has none to check
     assert checked == [("full", Path("data/pretrain"), Path("data/starting_models"))]

@@ -149,7 +149,7 @@ def test_layer_transfer_refuses_all_layers_and_points_to_the_full_run(raw):
         parse_params(edited(raw, "analysis.layer_transfer_layers", [0, depth]), "p")
     message = str(error.value)
     assert "\n" not in message and f"remove {depth} (model.n_layer)" in message
-    assert "results/finetune/<task>/full/seed<s>" in message
+    assert "results/finetune/full/<task>/seed<s>" in message
 
 
 def test_layer_transfer_refuses_depths_beyond_the_model(raw):

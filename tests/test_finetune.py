@@ -177,6 +177,19 @@ def test_seeds_in_one_process_write_what_each_seed_writes_alone(workspace, task,
     assert f"Reproduce: `{command}`" in (together / "seed2" / "model_card.md").read_text()
 
 
+@pytest.mark.parametrize("variant", ["lstm", "full"])
+def test_a_run_after_other_tasks_and_depths_in_one_process_writes_what_it_writes_first(workspace, variant):
+    """A method's job runs every task in one process, a layer-transfer job every k: nothing of an earlier task or
+    depth (its tokens, encodings, model or RNG state) may reach a later run."""
+    before = run_seeds(workspace, "social_iqa", variant, [1], f"first-{variant}")
+    run_seeds(workspace, "rt_polarity", variant, [2], f"between-{variant}")
+    run_seeds(workspace, "lee_similarity", variant, [1], f"between-sim-{variant}",
+              transfer_layers=0 if variant == "full" else None)
+    after = run_seeds(workspace, "social_iqa", variant, [1], f"after-{variant}")
+    for name in ("metrics.json", "model_card.md", "predictions_dev.jsonl", "predictions_test.jsonl"):
+        assert (before / "seed1" / name).read_bytes() == (after / "seed1" / name).read_bytes(), name
+
+
 def test_a_run_can_start_from_a_kept_pretraining_checkpoint(workspace):
     """The transfer curve fine-tunes `full` from the checkpoint after update S: other weights than the final
     ones, said in the model card with the command that re-runs it; an update without a checkpoint is refused."""

@@ -174,11 +174,11 @@ def test_evaluate_names_a_run_whose_metrics_were_cut_short(tasks_dir, tmp_path):
     params = tiny_params()
     results = tmp_path / "results"
     baselines_stage.run(params, tasks_dir, results / "baselines.json")
-    run = results / "finetune" / params.data.tasks[0] / params.finetune.variants[0] / f"seed{params.finetune.seeds[0]}"
+    run = results / "finetune" / params.finetune.variants[0] / params.data.tasks[0] / f"seed{params.finetune.seeds[0]}"
     run.mkdir(parents=True)
     (run / "metrics.json").write_text('{"dev": {"accuracy": 0.5}, "te')
-    with pytest.raises(UserError, match=r"seed\d+/metrics.json is not valid JSON \(.*\); run `gpt1 finetune --task "
-                                        r"\S+ --variant \S+` again$"):
+    with pytest.raises(UserError, match=r"seed\d+/metrics.json is not valid JSON \(.*\); run `gpt1 finetune --variant "
+                                        r"\S+` again$"):
         evaluate.run(params, results)
 
 
@@ -187,6 +187,6 @@ def test_evaluate_names_a_missing_run(tasks_dir, tmp_path):
     results = tmp_path / "results"
     baselines_stage.run(params, tasks_dir, results / "baselines.json")
     # every seed, into the stage's folder: `--seed` would write a one-off run elsewhere (results/one-off)
-    with pytest.raises(UserError, match=r"seed1/metrics.json not found; run `gpt1 finetune --task rt_polarity "
-                                        r"--variant full` first$"):
+    with pytest.raises(UserError, match=r"seed1/metrics.json not found; run `gpt1 finetune --variant full` "
+                                        r"first$"):
         evaluate.run(params, results)

@@ -35,7 +35,7 @@ def _write_runs(results: Path, tasks_dir: Path, tasks: list[str], seeds: list[in
             else:
                 correct = rng.random(ROWS) < right - 0.05 * seed
                 predicted = np.where(correct, labels, (labels + 1) % classes)
-            folder = results / "finetune" / task / "full" / f"seed{seed}"
+            folder = results / "finetune" / "full" / task / f"seed{seed}"
             folder.mkdir(parents=True)
             rows = [{"index": i, "label": float(g) if spec.is_regression else int(g),
                      "prediction": round(float(p), 6) if spec.is_regression else int(p)}
@@ -67,7 +67,7 @@ def test_the_paper_profile_gets_a_row_per_task_and_the_glue_mean(tmp_path):
         row = frame.loc[task]
         paper = PAPER_SCORES[row.paper_task]
         assert (row.table, row.paper, row.metric) == (paper.table, paper.value, paper.metric)
-        per_seed = [100 * json.loads((tmp_path / "results/finetune" / task / "full" / f"seed{seed}" /
+        per_seed = [100 * json.loads((tmp_path / "results/finetune/full" / task / f"seed{seed}" /
                                       "metrics.json").read_text())["test"][paper.metric] for seed in seeds]
         assert row["mean"] == pytest.approx(np.mean(per_seed)) and row["std"] == pytest.approx(np.std(per_seed, ddof=1))
         assert row.low <= row["mean"] + 1e-9 and row["mean"] <= row.high + 1e-9 and row.low < row.high

@@ -149,7 +149,7 @@ def independent_table5(repo: Path, tasks: list[str], methods: list[str], seeds: 
         for method in methods:
             values = []
             for seed in seeds:
-                path = repo / "results/finetune" / task / method / f"seed{seed}" / "predictions_test.jsonl"
+                path = repo / "results/finetune" / method / task / f"seed{seed}" / "predictions_test.jsonl"
                 rows = [json.loads(line) for line in path.read_text().splitlines()]
                 gold = np.array([row["label"] for row in rows], dtype=float)
                 predicted = np.array([row["prediction"] for row in rows], dtype=float)
@@ -189,7 +189,7 @@ def test_the_first_seeds_model_is_kept_and_predicts_as_the_stage_did(dvc_repo):
     """`gpt1 predict` on a DVC-tracked kept run reproduces the stage's test predictions; other seeds keep none."""
     params = _tiny_params()
     task, (first, *others) = params["data"]["tasks"][0], params["finetune"]["seeds"]
-    run = dvc_repo / "results/finetune" / task / "full"
+    run = dvc_repo / "results/finetune/full" / task
     assert (run / f"seed{first}" / "model.safetensors").is_file()
     assert not any((run / f"seed{seed}" / "model.safetensors").exists() for seed in others)
     stage = [json.loads(line) for line in (run / f"seed{first}" / "predictions_test.jsonl").read_text().splitlines()]
@@ -309,7 +309,7 @@ def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dv
 
     # A changed LSTM checkpoint: only what reads the LSTM would re-run. DVC sees the weights' records first (a
     # finetune job depends on its method's record: gpt1/train/starting_weights.py); once they are rewritten,
-    # the LSTM's fine-tuning jobs and nothing else of fine-tuning, layer transfer or the transfer curve.
+    # the LSTM's fine-tuning job and nothing else of fine-tuning, layer transfer or the transfer curve.
     with open(clone / "data/pretrain/lstm/model.safetensors", "ab") as checkpoint:
         checkpoint.write(b" ")
     changed = _changed_stages(_run([dvc, "status"], clone))
@@ -319,8 +319,7 @@ def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dv
     assert _stages_run(_run([dvc, "repro", "--single-item", "starting_model"], clone)) == {
         f"starting_model@{variant}" for variant in _tiny_params()["finetune"]["variants"]}
     changed = _changed_stages(_run([dvc, "status"], clone))
-    tasks = _tiny_params()["data"]["tasks"]
-    assert {name for name in changed if name.startswith("finetune@")} == {f"finetune@{task}-lstm" for task in tasks}
+    assert {name for name in changed if name.startswith("finetune@")} == {"finetune@lstm"}
     assert not any(name.startswith(("layer_transfer@", "transfer_curve@")) for name in changed), changed
 
 

@@ -1,6 +1,6 @@
 """Stage `evaluate`: every test metric of every fine-tuning run and baseline in one table.
 
-Reads `results/finetune/<task>/<variant>/seed<seed>/metrics.json` for every task, variant and seed in
+Reads `results/finetune/<variant>/<task>/seed<seed>/metrics.json` for every task, variant and seed in
 params.yaml, and `results/baselines.json`. Writes
 - `results/scores.csv`: task, variant, seed, metric, value (one row per test metric per run);
 - `results/scores_summary.csv`: task, variant, metric, mean, std, seeds (std: sample std, 0 for one run);
@@ -46,7 +46,7 @@ def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
         for variant in params.finetune.variants:
             for seed in params.finetune.seeds:
                 metrics = run_metrics(finetune_run(task, variant, seed, results_dir),
-                                      f"`gpt1 finetune --task {task} --variant {variant}`")
+                                      f"`gpt1 finetune --variant {variant}`")
                 rows += [(task, variant, seed, metric, value) for metric, value in metrics["test"].items()]
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 def run_layer_transfer(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int],
                        all_layers: int) -> pd.DataFrame:
     """Figure 2 (left): results/layer_transfer/<task>/layers<k>/seed<s> for k < all_layers and
-    results/finetune/<task>/full/seed<s> for k = all_layers, as a table, a trend table and a figure beside them."""
+    results/finetune/full/<task>/seed<s> for k = all_layers, as a table, a trend table and a figure beside them."""
     files = layout.Results(results_dir)
     frame = layer_transfer_rows(results_dir, tasks, layers, seeds, all_layers)
     table = frame.groupby(["task", "split", "layers"])["accuracy"].agg(["mean", "std"]).reset_index()

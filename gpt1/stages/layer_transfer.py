@@ -1,5 +1,6 @@
 """Stage `layer-transfer`: fine-tune `full` with only the embeddings and the first k pretrained blocks
-transferred, every seed of analysis.layer_transfer_seeds in one process (Figure 2, left)."""
+transferred (Figure 2, left): one task, every k of analysis.layer_transfer_layers and every seed of
+analysis.layer_transfer_seeds in one process."""
 
 from __future__ import annotations
 
@@ -10,18 +11,22 @@ ONE_OFF = layout.ONE_OFF / "layer_transfer"  # a one-off seed: outside the DVC o
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--task", required=True, help="a task of data.tasks")
-    parser.add_argument("--layers", type=int, required=True, help="pretrained blocks kept")
+    parser.add_argument("--task", required=True, help="a task of analysis.layer_transfer_tasks")
+    parser.add_argument("--layers", type=int, default=None, help="with --seed: a one-off run keeping k pretrained blocks")
     parser.add_argument("--seed", type=int, default=None,
-                        help=f"run this seed only, into {ONE_OFF}/<task>/layers<k>/seed<S> (default: every seed "
-                        "params.yaml lists, into the stage's output folder)")
+                        help=f"with --layers: run this seed only, into {ONE_OFF}/<task>/layers<k>/seed<S> (default: "
+                        "every k and seed params.yaml lists, into the stage's output folder)")
 
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import Settings, run_seeds, selected_seeds
+    from gpt1.train.finetune import Settings, one_off, run_seeds
 
-    seeds = selected_seeds(args.seed, params.analysis.layer_transfer_seeds)
-    out = layout.layer_transfer_runs(args.task, args.layers, layout.RESULTS if args.seed is None else layout.ONE_OFF)
-    run_seeds(Settings.of(params), TaskTokens.load(layout.task_tokens(args.task)), "full", seeds,
-              pretrain_dir=layout.PRETRAIN, out_root=out, transfer_layers=args.layers)
+    single = one_off(args, "layers")
+    analysis = params.analysis
+    depths, seeds = ([args.layers], [args.seed]) if single else (analysis.layer_transfer_layers,
+                                                                 analysis.layer_transfer_seeds)
+    settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
+    for layers in depths:
+        run_seeds(settings, tokens, "full", seeds, pretrain_dir=layout.PRETRAIN, transfer_layers=layers,
+                  out_root=layout.layer_transfer_runs(args.task, layers, layout.ONE_OFF if single else layout.RESULTS))

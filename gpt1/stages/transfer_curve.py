@@ -1,5 +1,6 @@
-"""Stage `transfer-curve`: fine-tune `full` from the checkpoint kept after pretraining update S, every seed of
-analysis.layer_transfer_seeds in one process (transfer over pretraining; the figure is `transfer-figure`)."""
+"""Stage `transfer-curve`: fine-tune `full` from the checkpoints kept after pretraining updates S (transfer over
+pretraining; the figure is `transfer-figure`): one task, every S of analysis.transfer_curve_steps and every seed of
+analysis.layer_transfer_seeds in one process."""
 
 from __future__ import annotations
 
@@ -11,23 +12,27 @@ ONE_OFF = layout.ONE_OFF / "transfer_curve"  # a one-off seed: outside the DVC o
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--task", required=True, help="a task of data.tasks")
-    parser.add_argument("--step", type=int, required=True,
-                        help="the pretraining update whose kept checkpoint starts the run (analysis.transfer_curve_steps)")
+    parser.add_argument("--task", required=True, help="a task of analysis.transfer_curve_tasks")
+    parser.add_argument("--step", type=int, default=None,
+                        help="with --seed: a one-off run from the checkpoint kept after this pretraining update")
     parser.add_argument("--seed", type=int, default=None,
-                        help=f"run this seed only, into {ONE_OFF}/<task>/step<S>/seed<N> (default: every seed "
-                        "params.yaml lists, into the stage's output folder)")
+                        help=f"with --step: run this seed only, into {ONE_OFF}/<task>/step<S>/seed<N> (default: every "
+                        "checkpoint and seed params.yaml lists, into the stage's output folder)")
 
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import Settings, run_seeds, selected_seeds
+    from gpt1.train.finetune import Settings, one_off, run_seeds
 
     if layout.training_updates(params.pretrain, "transformer") == 0:
         raise UserError("the transfer curve fine-tunes from checkpoints of a Transformer pretrained here, and "
                         "pretrain.max_steps is 0 (released weights used as they are): build the other targets, "
                         "e.g. `dvc repro ablation` or `snakemake results/ablation.csv`")
-    seeds = selected_seeds(args.seed, params.analysis.layer_transfer_seeds)
-    out = layout.transfer_curve_runs(args.task, args.step, layout.RESULTS if args.seed is None else layout.ONE_OFF)
-    run_seeds(Settings.of(params), TaskTokens.load(layout.task_tokens(args.task)), "full", seeds,
-              pretrain_dir=layout.PRETRAIN, out_root=out, pretrain_step=args.step)
+    single = one_off(args, "step")
+    analysis = params.analysis
+    steps, seeds = ([args.step], [args.seed]) if single else (analysis.transfer_curve_steps,
+                                                              analysis.layer_transfer_seeds)
+    settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
+    for step in steps:
+        run_seeds(settings, tokens, "full", seeds, pretrain_dir=layout.PRETRAIN, pretrain_step=step,
+                  out_root=layout.transfer_curve_runs(args.task, step, layout.ONE_OFF if single else layout.RESULTS))

@@ -1,4 +1,4 @@
-"""Stage `finetune`: every seed of one (task, variant), as the paper fine-tunes (Section 3.2, 4.1).
+"""Fine-tuning: every seed of one (task, variant), as the paper fine-tunes (Section 3.2, 4.1).
 
 AdamW (decay only on >= 2-D weights), linear warmup over `warmup_fraction` of the updates then linear
 decay to 0, gradient clipping, classifier dropout, L3 = L2 + λ·L1. A variant is one of Table 5's methods
@@ -9,9 +9,9 @@ re-initialises the rest; k = n_layer draws nothing and is byte for byte the `ful
 
 Determinism: the training subsample depends only on the project seed (every variant and seed sees the
 same examples, so seeds measure training randomness); the run's seed drives initialisation, dropout and
-batch order. Output files hold no timings (they go to the log), so a rerun writes identical bytes. The seeds
-of a stage share one process (imports and the task's tokens are loaded once, gpt1/model/task_tokens.py); each
-writes exactly what a process of its own would.
+batch order. Output files hold no timings (they go to the log), so a rerun writes identical bytes. A stage's job
+runs many (task, variant, seed) runs in one process (imports are paid once; a task's tokens are loaded once per
+task, gpt1/model/task_tokens.py); each run writes exactly what a process of its own would.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from gpt1.config import FinetuneParams, Params, TransformerParams
 from gpt1 import methods
 from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
-from gpt1.layout import RUN_CARD, RUN_METRICS, RUN_WEIGHTS, run_predictions, seed_run
+from gpt1.layout import ONE_OFF, RUN_CARD, RUN_METRICS, RUN_WEIGHTS, run_predictions, seed_run
 from gpt1.model.heads import TaskModel, collate
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
 from gpt1.model.task_tokens import TaskTokens
@@ -251,9 +251,17 @@ def run_name(variant: str, transfer_layers: int | None, pretrain_step: int | Non
     return variant if pretrain_step is None else f"step{pretrain_step}"
 
 
-def selected_seeds(seed: int | None, configured: Sequence[int]) -> list[int]:
-    """The configured seeds (what the DAG runs, in one process), or the one `--seed` names for a one-off run."""
-    return list(configured) if seed is None else [seed]
+def one_off(args, option: str) -> bool:
+    """Whether a fine-tuning command is a one-off run: one seed (`--seed`) of the one run `option` names (e.g.
+    `--task`), written under results/one-off. Without both, the stage's job runs every run and seed params lists,
+    into its DVC output folder."""
+    if args.seed is None and getattr(args, option) is None:
+        return False
+    if args.seed is not None and getattr(args, option) is not None:
+        return True
+    flag = "--" + option.replace("_", "-")
+    raise UserError(f"--seed and {flag} go together: a one-off run of one seed, into {ONE_OFF}; leave both out "
+                    f"for the stage's own job (every {flag.removeprefix('--')} and seed that params.yaml lists)")
 
 
 def run_seeds(settings: Settings, tokens: TaskTokens, variant: str, seeds: Sequence[int], *, pretrain_dir: Path,
