@@ -117,6 +117,22 @@ def test_without_strip_root_the_top_folder_is_kept(tmp_path):
         extract_source(source("pkg-1.0/README", strip_root=True), archive, tmp_path / "other")
 
 
+def test_every_pattern_is_extracted_in_one_pass_over_the_archive(tmp_path, monkeypatch):
+    """A .tar.gz can only be read from its start: a pass per pattern decompressed BIG-bench's 358 MB four times.
+    One pass serves every pattern, and a pattern that matches nothing is still named."""
+    import tarfile
+
+    archive = write(tmp_path / "pkg.tar.gz", tar_bytes(SDIST))
+    opened = []
+    real_open = tarfile.open
+    monkeypatch.setattr(tarfile, "open", lambda *args, **kwargs: opened.append(1) or real_open(*args, **kwargs))
+    written = extract_source(source(("data/a.txt", "data/*.csv", "README"), strip_root=True), archive, tmp_path / "out")
+    assert written == ["README", "data/a.txt", "data/c.csv"] and len(opened) == 1
+    with pytest.raises(UserError, match="matches 'data/none.txt'"):
+        extract_source(source(("data/a.txt", "data/none.txt"), strip_root=True), archive, tmp_path / "missing")
+    assert not (tmp_path / "missing").exists()
+
+
 def test_uncompressed_tar_and_a_plain_file_are_read_too(tmp_path):
     archive = write(tmp_path / "plain.tar", tar_bytes({"x/one.txt": b"1", "x/two.txt": b"2"}, mode="w"))
     extract_source(source("x/one.txt"), archive, tmp_path / "tar")

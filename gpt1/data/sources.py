@@ -15,7 +15,7 @@ import tarfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Union
+from typing import Iterator, Sequence, Union
 
 from gpt1.atomic import atomic_directory, atomic_path
 from gpt1.digests import sha256_of
@@ -109,22 +109,27 @@ def fetch_archive(archive: Archive, cache_dir: Path) -> Path:
 
 
 def extract_source(source: Source, archive_path: Path, destination: Path) -> list[str]:
-    """Extract the members matching `source.members` into `destination` (replaced whole, atomically)."""
+    """Extract the members matching `source.members` into `destination` (replaced whole, atomically), in one pass
+    over the archive whatever the number of patterns: a .tar.gz is read only from its start (BIG-bench's is 358 MB)."""
+    patterns = [pattern.partition(NESTED)[::2] for pattern in source.members]  # (outer, inner or "")
+    counts = [0] * len(patterns)
     with atomic_directory(destination) as staging:
         written: list[str] = []
-        for pattern in source.members:
-            outer_pattern, _, inner_pattern = pattern.partition(NESTED)
-            count = 0
-            with archive_path.open("rb") as stream:
-                for name, data in _matching_members(archive_path.name, stream, outer_pattern, source.strip_root):
+        with archive_path.open("rb") as stream:
+            matching = _matching_members(archive_path.name, stream, [outer for outer, _ in patterns], source.strip_root)
+            for name, data in matching:
+                for index, (outer_pattern, inner_pattern) in enumerate(patterns):
+                    if not fnmatch.fnmatchcase(name, outer_pattern):
+                        continue
                     if inner_pattern:
-                        inner = _matching_members(name, io.BytesIO(data), inner_pattern, strip_root=False)
-                        for inner_name, inner_data in inner:
+                        for inner_name, inner_data in _matching_members(name, io.BytesIO(data), [inner_pattern],
+                                                                        strip_root=False):
                             written.append(_write_member(staging, inner_name, inner_data, source))
-                            count += 1
+                            counts[index] += 1
                     else:
                         written.append(_write_member(staging, name, data, source))
-                        count += 1
+                        counts[index] += 1
+        for pattern, count in zip(source.members, counts):
             if count == 0:
                 raise UserError(
                     f"source '{source.name}': no member of {archive_path.name} matches '{pattern}'; "
@@ -133,14 +138,18 @@ def extract_source(source: Source, archive_path: Path, destination: Path) -> lis
     return sorted(written)
 
 
-def _matching_members(archive_name: str, stream, pattern: str, strip_root: bool) -> Iterator[tuple[str, bytes]]:
-    """Yield (relative name, bytes) of regular-file members whose (root-stripped) path matches `pattern`."""
+def _matching_members(archive_name: str, stream, patterns: Sequence[str],
+                      strip_root: bool) -> Iterator[tuple[str, bytes]]:
+    """Yield (relative name, bytes) of regular-file members whose (root-stripped) path matches one of `patterns`."""
+    def matches(name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
     if zipfile.is_zipfile(stream):
         stream.seek(0)
         with zipfile.ZipFile(stream) as archive:
             for info in archive.infolist():
                 name = _relative_name(info.filename, strip_root)
-                if name and not info.is_dir() and fnmatch.fnmatchcase(name, pattern):
+                if name and not info.is_dir() and matches(name):
                     _check_safe(archive_name, name)
                     if _zip_is_symlink(info):
                         raise UserError(f"{archive_name}: member '{info.filename}' is a link; refusing to extract it")
@@ -151,14 +160,14 @@ def _matching_members(archive_name: str, stream, pattern: str, strip_root: bool)
         archive = tarfile.open(fileobj=stream, mode="r:*")
     except tarfile.TarError:
         # A plain file (e.g. a .tsv served as is): it is its own single member.
-        if fnmatch.fnmatchcase(archive_name, pattern):
+        if matches(archive_name):
             stream.seek(0)
             yield archive_name, stream.read()
         return
     with archive:
         for member in archive:
             name = _relative_name(member.name, strip_root)
-            if not name or member.isdir() or not fnmatch.fnmatchcase(name, pattern):
+            if not name or member.isdir() or not matches(name):
                 continue
             _check_safe(archive_name, name)
             if not member.isfile():  # links, devices, fifos: never extracted
