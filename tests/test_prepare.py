@@ -194,3 +194,23 @@ def test_social_iqa_carves_its_own_larger_test_split(params, tmp_path):
     # Its own shares (51.2 % test, 10.24 % dev: 1,000 and 200 of the real 1,954 rows), not data.task_*_fraction.
     assert sizes == {"test": round(len(QUESTIONS) * 0.512), "dev": round(len(QUESTIONS) * 0.1024),
                      "train": len(QUESTIONS) - round(len(QUESTIONS) * 0.512) - round(len(QUESTIONS) * 0.1024)}
+
+
+def test_cleaning_on_two_workers_writes_the_bytes_one_process_writes(params, tmp_path):
+    """ftfy's repairs run in worker processes and come back in order (gpt1/parallel.py): deduplication, the val draw
+    and every split must not depend on how many there are. The fixture's 1,000 wiki documents make several chunks."""
+    from gpt1 import parallel
+    from gpt1.data import prepare as library
+
+    raw = tmp_path / "raw"
+    write_embedded_raw(raw)
+    assert len(list(parallel.chunks(["document"] * 1000))) > 1
+    written = {}
+    for workers in (1, 2):
+        out = tmp_path / f"workers{workers}"
+        prepared = library.prepare_tasks(params.data, params.seed, raw, out / "tasks", workers=workers)
+        banned = library.evaluation_sentence_keys(prepared)
+        library.prepare_corpus(params.data, params.seed, raw, out / "corpus", banned, prepared, workers=workers)
+        written[workers] = {path.relative_to(out).as_posix(): path.read_bytes() for path in sorted(out.rglob("*"))
+                            if path.is_file()}
+    assert written[1] == written[2] and len(written[1]) > 10

@@ -24,6 +24,7 @@ from gpt1.atomic import atomic_directory, atomic_write_text
 from gpt1.data.records import Example, texts_of, write_examples
 from gpt1.data.tasks import make_splits
 from gpt1.data.text import clean, sentence_key, sentences
+from gpt1.parallel import ordered_map
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +41,25 @@ def fix_example(example: Example) -> Example:
     return dataclasses.replace(example, **changes)
 
 
-def prepare_tasks(data, seed: int, raw: Path, out: Path) -> dict[str, dict[str, list[Example]]]:
-    """Write data/tasks/<task>/ for each of `data.tasks` (`data`: params' data section) and return the splits."""
+def _fix_examples(examples: list[Example]) -> list[Example]:
+    return [fix_example(example) for example in examples]
+
+
+def _characters(example: Example) -> int:
+    return sum(len(text) for text in texts_of(example))
+
+
+def prepare_tasks(data, seed: int, raw: Path, out: Path,
+                  workers: int | None = None) -> dict[str, dict[str, list[Example]]]:
+    """Write data/tasks/<task>/ for each of `data.tasks` (`data`: params' data section) and return the splits;
+    ftfy's repairs run on `workers` processes (default: every core this process may use; gpt1/parallel.py)."""
     prepared = {}
     with atomic_directory(out) as staging:
         for name in data.tasks:
             task = registry.TASKS[name]
-            found = {split: [fix_example(e) for e in examples] for split, examples in task.load(raw).items()}
+            found = {split: [fixed for chunk in ordered_map(_fix_examples, examples, workers, length=_characters)
+                             for fixed in chunk]
+                     for split, examples in task.load(raw).items()}
             splits = make_splits(found, name, seed, data.task_dev_fraction, data.task_test_fraction,
                                  task.carved_fractions)
             for split, examples in splits.items():
@@ -72,29 +85,44 @@ def _paragraphs(document: str) -> list[str]:
     return [" ".join(block.split()) for block in blocks if block.strip()]
 
 
-def clean_documents(documents: Iterable[str], banned: set[str], min_dedup_chars: int,
-                    seen: set[bytes], counts: Counter) -> Iterator[str]:
-    """Per paragraph: GPT-1 clean-up, drop exact repeats, drop evaluation sentences; yield documents."""
+# A paragraph after GPT-1's clean-up, with its sentences and their keys (text.sentence_key).
+CleanParagraph = tuple[str, list[tuple[str, str | None]]]
+
+
+def _clean_paragraphs(documents: list[str]) -> list[list[CleanParagraph]]:
+    """Each document's paragraphs cleaned and split into keyed sentences: the costly part of cleaning (ftfy), in
+    worker processes; what depends on earlier documents (deduplication) stays in `clean_documents`."""
+    cleaned = []
     for document in documents:
-        kept = []
-        for paragraph in _paragraphs(document):
-            paragraph = clean(paragraph)
-            if len(paragraph) >= min_dedup_chars:
-                fingerprint = hashlib.blake2b(paragraph.lower().encode(), digest_size=16).digest()
-                if fingerprint in seen:
-                    counts["duplicate_paragraphs"] += 1
-                    continue
-                seen.add(fingerprint)
-            parts = sentences(paragraph)
-            clean_parts = [s for s in parts if sentence_key(s) not in banned]
-            if len(clean_parts) != len(parts):
-                counts["decontaminated_sentences"] += len(parts) - len(clean_parts)
-                paragraph = " ".join(clean_parts)
-            if paragraph:
-                kept.append(paragraph)
-        if kept:
-            counts["documents"] += 1
-            yield " \n ".join(kept)  # GPT-1's standardised line break between paragraphs
+        paragraphs = [clean(paragraph) for paragraph in _paragraphs(document)]
+        cleaned.append([(paragraph, [(part, sentence_key(part)) for part in sentences(paragraph)])
+                        for paragraph in paragraphs])
+    return cleaned
+
+
+def clean_documents(documents: Iterable[str], banned: set[str], min_dedup_chars: int,
+                    seen: set[bytes], counts: Counter, workers: int | None = None) -> Iterator[str]:
+    """Per paragraph: GPT-1 clean-up, drop exact repeats, drop evaluation sentences; yield documents. The clean-up
+    runs on `workers` processes (default: every core this process may use), the rest here, in the documents' order."""
+    for chunk in ordered_map(_clean_paragraphs, documents, workers):
+        for paragraphs in chunk:
+            kept = []
+            for paragraph, parts in paragraphs:
+                if len(paragraph) >= min_dedup_chars:
+                    fingerprint = hashlib.blake2b(paragraph.lower().encode(), digest_size=16).digest()
+                    if fingerprint in seen:
+                        counts["duplicate_paragraphs"] += 1
+                        continue
+                    seen.add(fingerprint)
+                clean_parts = [part for part, key in parts if key not in banned]
+                if len(clean_parts) != len(parts):
+                    counts["decontaminated_sentences"] += len(parts) - len(clean_parts)
+                    paragraph = " ".join(clean_parts)
+                if paragraph:
+                    kept.append(paragraph)
+            if kept:
+                counts["documents"] += 1
+                yield " \n ".join(kept)  # GPT-1's standardised line break between paragraphs
 
 
 def task_train_documents(prepared: dict[str, dict[str, list[Example]]]) -> Iterator[str]:
@@ -109,9 +137,9 @@ def task_train_documents(prepared: dict[str, dict[str, list[Example]]]) -> Itera
 
 
 def prepare_corpus(data, seed: int, raw: Path, out: Path, banned: set[str],
-                   prepared: dict[str, dict[str, list[Example]]] | None = None) -> dict:
+                   prepared: dict[str, dict[str, list[Example]]] | None = None, workers: int | None = None) -> dict:
     """Write data/corpus/{train,val}.jsonl (one document per line) and stats.json from `data.corpus`'s parts
-    (`data`: params' data section)."""
+    (`data`: params' data section); the clean-up runs on `workers` processes (`clean_documents`)."""
     rng = random.Random(seed)
     seen: set[bytes] = set()
     stats: dict[str, dict] = {}
@@ -122,7 +150,7 @@ def prepare_corpus(data, seed: int, raw: Path, out: Path, banned: set[str],
             part = registry.CORPORA[name]
             raw_documents = task_train_documents(prepared or {}) if part.from_task_train_splits else part.read(raw)
             documents = tqdm(raw_documents, desc=f"clean {name}", unit="doc", disable=None)
-            for document in clean_documents(documents, banned, data.min_dedup_chars, seen, counts):
+            for document in clean_documents(documents, banned, data.min_dedup_chars, seen, counts, workers):
                 is_val = rng.random() < data.corpus_val_fraction
                 (val if is_val else train).write(json.dumps({"part": name, "text": document}) + "\n")
                 counts["val_bytes" if is_val else "train_bytes"] += len(document.encode())

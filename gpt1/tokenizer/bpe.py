@@ -22,7 +22,7 @@ from gpt1.atomic import atomic_directory
 from gpt1.errors import UserError
 from gpt1.textfiles import read_text
 from gpt1.data.text import clean
-from gpt1.tokenizer.parallel import ordered_map
+from gpt1.parallel import ordered_map
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from gpt1.errors import UserError
 from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe, read_corpus
-from gpt1.tokenizer.parallel import ordered_map
+from gpt1.parallel import ordered_map
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "val")
