@@ -193,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     handler = TOOLS[args.stage][0] if args.stage in TOOLS else stage_module(args.stage).main
     try:
         params = None if args.stage in NO_PARAMS else load_params(args.params, args.profile)
+        if args.stage in layout.ONE_OFF_OPTIONS:
+            layout.one_off(args)  # a half-given one-off is an error before its log (named by both) is opened
         if args.stage not in ("profile", "generate", "predict"):  # their output is the result; they write no log
             _configure_logging(args)
         if args.stage in STAGES:

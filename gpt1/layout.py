@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
+
+from gpt1.errors import UserError
 
 DATA = Path("data")
 RESULTS = Path("results")
@@ -92,16 +95,19 @@ def checkpoint_steps(max_steps: int, count: int) -> list[int]:
     return sorted({int(round(step)) for step in np.geomspace(1, max_steps, count)} | {max_steps})
 
 
+CHECKPOINT_PREFIX, CHECKPOINT_SUFFIX = "step_", ".safetensors"  # step_<update>.safetensors
+
+
 def checkpoint_file(step: int) -> str:
     """The name of the pretraining checkpoint kept after update `step` (pretrain.checkpoints, log-spaced)."""
-    return f"step_{step}.safetensors"
+    return f"{CHECKPOINT_PREFIX}{step}{CHECKPOINT_SUFFIX}"
 
 
 def kept_checkpoints(folder: Path) -> dict[int, Path]:
     """{update: file} of the checkpoint files in `folder` (a run's checkpoints, or pretraining's staging folder)."""
     found = {}
-    for path in Path(folder).glob("step_*.safetensors"):
-        step = path.name.removeprefix("step_").removesuffix(".safetensors")
+    for path in Path(folder).glob(f"{CHECKPOINT_PREFIX}*{CHECKPOINT_SUFFIX}"):
+        step = path.name.removeprefix(CHECKPOINT_PREFIX).removesuffix(CHECKPOINT_SUFFIX)
         if step.isascii() and step.isdigit():
             found[int(step)] = path
     return found
@@ -203,6 +209,34 @@ class Results:
     transfer_curve_plot = _file("transfer_curve.png")
 
 
+# The option that, with --seed, makes a fine-tuning command a one-off run of one seed of one of its runs.
+ONE_OFF_OPTIONS = {"finetune": "task", "layer-transfer": "layers", "transfer-curve": "step"}
+
+
+def one_off(args) -> bool:
+    """Whether a fine-tuning command (`args.stage`) is a one-off run: `--seed` with the option that names one of
+    its runs (ONE_OFF_OPTIONS; e.g. `--task`), written under ONE_OFF. Without both, the stage's job runs every run
+    and seed that params lists, into its DVC output folder; either alone is one clear error."""
+    option = ONE_OFF_OPTIONS[args.stage]
+    named = getattr(args, option) is not None
+    if args.seed is None and not named:
+        return False
+    if args.seed is not None and named:
+        return True
+    flag = "--" + option.replace("_", "-")
+    raise UserError(f"--seed and {flag} go together: a one-off run of one seed, into {ONE_OFF}; leave both out "
+                    f"for the stage's own job (every {flag.removeprefix('--')} and seed that params.yaml lists)")
+
+
+def selected_runs(args, listed: Sequence, seeds: Sequence[int]) -> tuple[list, list[int], Path]:
+    """What a fine-tuning command runs: (values of its ONE_OFF_OPTIONS option, seeds, the results root their runs go
+    under). The stage's job: every value and seed params lists, under RESULTS; a one-off (`one_off`): the one value
+    and seed named, under ONE_OFF."""
+    if one_off(args):
+        return [getattr(args, ONE_OFF_OPTIONS[args.stage])], [args.seed], ONE_OFF
+    return list(listed), list(seeds), RESULTS
+
+
 def job_log(stage: str, task: str | None = None, variant: str | None = None, layers: int | None = None,
             model: str | None = None, seed: int | None = None, step: int | None = None) -> Path:
     """One log per job, so parallel jobs never share a file (the Snakefile declares the same names); a one-off
@@ -214,11 +248,11 @@ def job_log(stage: str, task: str | None = None, variant: str | None = None, lay
     if stage == "encode-task":
         return LOGS / "encode_task" / f"{task}.log"
     if stage == "finetune":  # a job per method; a one-off names its task too
-        job, one_off = LOGS / "finetune" / variant, Path(str(task))
+        job, run = LOGS / "finetune" / variant, Path(str(task))
     elif stage == "layer-transfer":  # a job per task; a one-off names its k too
-        job, one_off = LOGS / "layer_transfer" / task, Path(f"layers{layers}")
+        job, run = LOGS / "layer_transfer" / task, Path(f"layers{layers}")
     elif stage == "transfer-curve":
-        job, one_off = LOGS / "transfer_curve" / task, Path(f"step{step}")
+        job, run = LOGS / "transfer_curve" / task, Path(f"step{step}")
     else:
         return LOGS / f"{stage}.log"
-    return job.with_name(f"{job.name}.log") if seed is None else job / one_off / f"seed{seed}.log"
+    return job.with_name(f"{job.name}.log") if seed is None else job / run / f"seed{seed}.log"

@@ -45,27 +45,44 @@ def test_a_stage_job_runs_everything_a_one_off_names_one_run_and_each_logs_apart
     `--seed` with the run's own option is a one-off with its own log, and either alone is a clear error."""
     from gpt1.cli import build_parser, log_path
     from gpt1.errors import UserError
-    from gpt1.train.finetune import one_off
+    from gpt1.layout import one_off
 
     parser = build_parser()
     every = parser.parse_args(["finetune", "--variant", "full"])
     one = parser.parse_args(["finetune", "--task", "rt_polarity", "--variant", "full", "--seed", "7"])
-    assert not one_off(every, "task") and one_off(one, "task")
+    assert not one_off(every) and one_off(one)
     assert log_path(every) == Path("logs/finetune/full.log")
     assert log_path(one) == Path("logs/finetune/full/rt_polarity/seed7.log")
     for half in (["--task", "rt_polarity"], ["--seed", "7"]):
         with pytest.raises(UserError, match="--seed and --task go together"):
-            one_off(parser.parse_args(["finetune", "--variant", "full", *half]), "task")
+            one_off(parser.parse_args(["finetune", "--variant", "full", *half]))
     layers = parser.parse_args(["layer-transfer", "--task", "social_iqa"])
-    assert not one_off(layers, "layers") and log_path(layers) == Path("logs/layer_transfer/social_iqa.log")
+    assert not one_off(layers) and log_path(layers) == Path("logs/layer_transfer/social_iqa.log")
     layers = parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2", "--seed", "1"])
-    assert one_off(layers, "layers") and log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2/seed1.log")
+    assert one_off(layers) and log_path(layers) == Path("logs/layer_transfer/social_iqa/layers2/seed1.log")
     with pytest.raises(UserError, match="--seed and --layers go together"):
-        one_off(parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2"]), "layers")
+        one_off(parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2"]))
     curve = parser.parse_args(["transfer-curve", "--task", "snli_100k"])
-    assert not one_off(curve, "step") and log_path(curve) == Path("logs/transfer_curve/snli_100k.log")
+    assert not one_off(curve) and log_path(curve) == Path("logs/transfer_curve/snli_100k.log")
     curve = parser.parse_args(["transfer-curve", "--task", "snli_100k", "--step", "305", "--seed", "2"])
-    assert one_off(curve, "step") and log_path(curve) == Path("logs/transfer_curve/snli_100k/step305/seed2.log")
+    assert one_off(curve) and log_path(curve) == Path("logs/transfer_curve/snli_100k/step305/seed2.log")
+    with pytest.raises(UserError, match="--seed and --step go together"):
+        one_off(parser.parse_args(["transfer-curve", "--task", "snli_100k", "--seed", "2"]))
+
+
+@pytest.mark.parametrize("command", [["finetune", "--variant", "full", "--seed", "7"],
+                                     ["layer-transfer", "--task", "snli_100k", "--layers", "1"]])
+def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command):
+    """The log's path names both halves of a one-off (logs/finetune/full/<task>/seed7.log): with one missing, the
+    command stops with the one error line and leaves no log (nor its folders) behind."""
+    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    result = gpt1(*command, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"gpt1 {command[0]}: error: --seed and {command[-2] if command[-2] != '--seed' else '--task'} go together: a "
+        "one-off run of one seed, into results/one-off; leave both out for the stage's own job (every "
+        f"{'task' if command[0] == 'finetune' else 'layers'} and seed that params.yaml lists)"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["params.yaml"]
 
 
 def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):

@@ -20,18 +20,16 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import Settings, one_off, run_seeds
+    from gpt1.train.finetune import Settings, run_seeds
     from gpt1.train.starting_weights import check
 
-    single = one_off(args, "task")
-    tasks, seeds = ([args.task], [args.seed]) if single else (params.data.tasks, params.finetune.seeds)
-    if not single:  # the stage's run: DVC knows its starting weights by the record it depends on
+    tasks, seeds, root = layout.selected_runs(args, params.data.tasks, params.finetune.seeds)
+    if root == layout.RESULTS:  # the stage's job: DVC knows its starting weights by the record it depends on
         check(args.variant, layout.PRETRAIN, layout.STARTING_MODELS)
     settings = Settings.of(params)
     for task in tasks:
         # The first configured seed's weights are kept (model.safetensors, for `gpt1 predict`); a one-off run keeps
         # its own.
         run_seeds(settings, TaskTokens.load(layout.task_tokens(task)), args.variant, seeds,
-                  pretrain_dir=layout.PRETRAIN, out_root=layout.finetune_runs(task, args.variant, layout.ONE_OFF if
-                                                                              single else layout.RESULTS),
+                  pretrain_dir=layout.PRETRAIN, out_root=layout.finetune_runs(task, args.variant, root),
                   keep_weights_of=seeds[:1])

@@ -20,13 +20,11 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import Settings, one_off, run_seeds
+    from gpt1.train.finetune import Settings, run_seeds
 
-    single = one_off(args, "layers")
-    analysis = params.analysis
-    depths, seeds = ([args.layers], [args.seed]) if single else (analysis.layer_transfer_layers,
-                                                                 analysis.layer_transfer_seeds)
+    depths, seeds, root = layout.selected_runs(args, params.analysis.layer_transfer_layers,
+                                               params.analysis.layer_transfer_seeds)
     settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
     for layers in depths:
         run_seeds(settings, tokens, "full", seeds, pretrain_dir=layout.PRETRAIN, transfer_layers=layers,
-                  out_root=layout.layer_transfer_runs(args.task, layers, layout.ONE_OFF if single else layout.RESULTS))
+                  out_root=layout.layer_transfer_runs(args.task, layers, root))

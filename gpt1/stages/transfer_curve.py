@@ -22,17 +22,15 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import Settings, one_off, run_seeds
+    from gpt1.train.finetune import Settings, run_seeds
 
     if layout.training_updates(params.pretrain, "transformer") == 0:
         raise UserError("the transfer curve fine-tunes from checkpoints of a Transformer pretrained here, and "
                         "pretrain.max_steps is 0 (released weights used as they are): build the other targets, "
                         "e.g. `dvc repro ablation` or `snakemake results/ablation.csv`")
-    single = one_off(args, "step")
-    analysis = params.analysis
-    steps, seeds = ([args.step], [args.seed]) if single else (analysis.transfer_curve_steps,
-                                                              analysis.layer_transfer_seeds)
+    steps, seeds, root = layout.selected_runs(args, params.analysis.transfer_curve_steps,
+                                              params.analysis.layer_transfer_seeds)
     settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
     for step in steps:
         run_seeds(settings, tokens, "full", seeds, pretrain_dir=layout.PRETRAIN, pretrain_step=step,
-                  out_root=layout.transfer_curve_runs(args.task, step, layout.ONE_OFF if single else layout.RESULTS))
+                  out_root=layout.transfer_curve_runs(args.task, step, root))

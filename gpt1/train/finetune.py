@@ -32,7 +32,7 @@ from gpt1.config import FinetuneParams, Params, TransformerParams
 from gpt1 import methods
 from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
-from gpt1.layout import ONE_OFF, RUN_CARD, RUN_METRICS, RUN_WEIGHTS, run_predictions, seed_run
+from gpt1.layout import RUN_CARD, RUN_METRICS, RUN_WEIGHTS, run_predictions, seed_run
 from gpt1.model.heads import TaskModel, collate
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
 from gpt1.model.task_tokens import TaskTokens
@@ -249,19 +249,6 @@ def run_name(variant: str, transfer_layers: int | None, pretrain_step: int | Non
     if transfer_layers is not None:
         return f"layers{transfer_layers}"
     return variant if pretrain_step is None else f"step{pretrain_step}"
-
-
-def one_off(args, option: str) -> bool:
-    """Whether a fine-tuning command is a one-off run: one seed (`--seed`) of the one run `option` names (e.g.
-    `--task`), written under results/one-off. Without both, the stage's job runs every run and seed params lists,
-    into its DVC output folder."""
-    if args.seed is None and getattr(args, option) is None:
-        return False
-    if args.seed is not None and getattr(args, option) is not None:
-        return True
-    flag = "--" + option.replace("_", "-")
-    raise UserError(f"--seed and {flag} go together: a one-off run of one seed, into {ONE_OFF}; leave both out "
-                    f"for the stage's own job (every {flag.removeprefix('--')} and seed that params.yaml lists)")
 
 
 def run_seeds(settings: Settings, tokens: TaskTokens, variant: str, seeds: Sequence[int], *, pretrain_dir: Path,

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Literal
 
 from gpt1.config import LstmParams, TransformerParams
-from gpt1.errors import UserError
 from gpt1.model.lm import LSTMConfig, TransformerConfig
 
 Kind = Literal["transformer", "lstm"]
@@ -22,4 +21,4 @@ def model_config(size: TransformerParams | LstmParams, vocab_size: int) -> Trans
     if isinstance(size, LstmParams):
         return LSTMConfig(vocab_size=vocab_size, d_embed=size.d_embed, d_hidden=size.d_hidden, n_layer=size.n_layer,
                           dropout=size.dropout)
-    raise UserError(f"no model is sized by {type(size).__name__}; pass params' `model` or `lstm` section")
+    raise TypeError(f"no model is sized by {type(size).__name__}; pass params' `model` or `lstm` section")
