@@ -19,9 +19,6 @@ import logging
 from collections import Counter
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
 
 from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
@@ -66,6 +63,8 @@ def has_cosine_baseline(data: TaskData) -> bool:
 
 def tfidf_cosine(data: TaskData):
     """A predictor: the TF-IDF cosine of each pair (vectoriser fitted on both sides of the training pairs)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer  # scikit-learn: only where a baseline is fitted
+
     train = data.splits["train"]
     vectorizer = TfidfVectorizer(sublinear_tf=True, lowercase=True).fit([t for e in train for t in (e.a, e.b)])
 
@@ -78,6 +77,10 @@ def tfidf_cosine(data: TaskData):
 
 def tfidf_logreg(data: TaskData, seed: int):
     """The fitted pipeline (TF-IDF + logistic regression) on the training subsample."""
+    from sklearn.feature_extraction.text import TfidfVectorizer  # scikit-learn: only where a baseline is fitted
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
     pipeline = make_pipeline(
         TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, lowercase=True),
         LogisticRegression(C=1.0, max_iter=2000, random_state=seed),
