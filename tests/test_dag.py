@@ -210,6 +210,15 @@ def test_results_are_computed_here_never_taken_from_a_commit_yet_can_be_committe
     assert not ignored, f"{ignored} are git-ignored: `dvc exp show` could never show them for a commit"
 
 
+def test_the_committed_lock_records_only_stages_dvc_yaml_declares():
+    """`dvc repro` never drops the lock entries of stages dvc.yaml no longer declares (a renamed or merged stage):
+    left there, they grow the file DVC parses and rewrites at every job, and mislead a reader of the lock."""
+    lock = yaml.safe_load((ROOT / "dvc.lock").read_text())
+    declared = {stage.name for stage in dag.resolve(ROOT / "dvc.yaml", composed("default"))}
+    stale = sorted(set(lock["stages"]) - declared)
+    assert not stale, f"dvc.lock records stages dvc.yaml does not declare: {stale[:5]}; remove their entries"
+
+
 def test_top_level_plots_name_the_columns_dvclive_writes():
     """DVCLive writes <metric>.tsv with the columns step and the metric's last name (`loss`, not `val/loss`);
     a y field it does not write leaves `dvc plots show` without the curve (it only warns)."""
