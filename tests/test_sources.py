@@ -155,6 +155,18 @@ def test_nested_archive_member_syntax(outer, inner, tmp_path):
     assert tree(tmp_path / "out") == {"inner/file.txt": b"nested!", "inner/keep.tsv": b"t", "top.txt": b"top"}
 
 
+def test_a_file_two_patterns_match_is_written_once_and_a_clash_of_contents_is_refused(tmp_path):
+    archive = write(tmp_path / "pkg.tar.gz", tar_bytes(SDIST))
+    written = extract_source(source(("data/*.txt", "data/a.*"), strip_root=True), archive, tmp_path / "out")
+    assert written == ["data/a.txt", "data/b.txt", "data/sub/d.txt"]
+    # Two nested archives whose inner files share a name but not their bytes: which one wins would be an accident.
+    outer = {"one.tar.gz": tar_bytes({"x.txt": b"first"}), "two.tar.gz": tar_bytes({"x.txt": b"second"})}
+    clash = write(tmp_path / "clash.tar.gz", tar_bytes(outer))
+    with pytest.raises(UserError, match="both be written as 'x.txt', with different contents"):
+        extract_source(source("*.tar.gz::x.txt"), clash, tmp_path / "clash")
+    assert not (tmp_path / "clash").exists()
+
+
 def test_output_is_replaced_whole(tmp_path):
     destination = tmp_path / "raw" / "demo"
     write(destination / "stale.txt", b"from an earlier run")

@@ -8,6 +8,7 @@ place, so an interrupted or failed fetch never leaves a partial file behind.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import io
 import posixpath
 import shutil
@@ -114,7 +115,17 @@ def extract_source(source: Source, archive_path: Path, destination: Path) -> lis
     patterns = [pattern.partition(NESTED)[::2] for pattern in source.members]  # (outer, inner or "")
     counts = [0] * len(patterns)
     with atomic_directory(destination) as staging:
-        written: list[str] = []
+        written: dict[str, str] = {}  # name -> sha256: a file two patterns match is written once
+
+        def write(name: str, data: bytes) -> None:
+            digest = hashlib.sha256(data).hexdigest()
+            if name in written:
+                if written[name] != digest:
+                    raise UserError(f"source '{source.name}': two members of {archive_path.name} would both be "
+                                    f"written as '{name}', with different contents; its patterns must tell them apart")
+                return
+            written[_write_member(staging, name, data, source)] = digest
+
         with archive_path.open("rb") as stream:
             matching = _matching_members(archive_path.name, stream, [outer for outer, _ in patterns], source.strip_root)
             for name, data in matching:
@@ -124,10 +135,10 @@ def extract_source(source: Source, archive_path: Path, destination: Path) -> lis
                     if inner_pattern:
                         for inner_name, inner_data in _matching_members(name, io.BytesIO(data), [inner_pattern],
                                                                         strip_root=False):
-                            written.append(_write_member(staging, inner_name, inner_data, source))
+                            write(inner_name, inner_data)
                             counts[index] += 1
                     else:
-                        written.append(_write_member(staging, name, data, source))
+                        write(name, data)
                         counts[index] += 1
         for pattern, count in zip(source.members, counts):
             if count == 0:
