@@ -196,15 +196,20 @@ def test_social_iqa_carves_its_own_larger_test_split(params, tmp_path):
                      "train": len(QUESTIONS) - round(len(QUESTIONS) * 0.512) - round(len(QUESTIONS) * 0.1024)}
 
 
-def test_cleaning_on_two_workers_writes_the_bytes_one_process_writes(params, tmp_path):
+def test_cleaning_on_two_workers_writes_the_bytes_one_process_writes(params, tmp_path, monkeypatch):
     """ftfy's repairs run in worker processes and come back in order (gpt1/parallel.py): deduplication, the val draw
-    and every split must not depend on how many there are. The fixture's 1,000 wiki documents make several chunks."""
+    and every split must not depend on how many there are. Chunks of 4 rows send every task split and corpus part
+    through the workers."""
+    import multiprocessing
+
     from gpt1 import parallel
     from gpt1.data import prepare as library
 
     raw = tmp_path / "raw"
     write_embedded_raw(raw)
-    assert len(list(parallel.chunks(["document"] * 1000))) > 1
+    real_chunks, real_pool, pools = parallel.chunks, multiprocessing.Pool, []
+    monkeypatch.setattr(parallel, "chunks", lambda texts, **options: real_chunks(texts, documents=4, **options))
+    monkeypatch.setattr(multiprocessing, "Pool", lambda *args, **options: pools.append(1) or real_pool(*args, **options))
     written = {}
     for workers in (1, 2):
         out = tmp_path / f"workers{workers}"
@@ -214,3 +219,4 @@ def test_cleaning_on_two_workers_writes_the_bytes_one_process_writes(params, tmp
         written[workers] = {path.relative_to(out).as_posix(): path.read_bytes() for path in sorted(out.rglob("*"))
                             if path.is_file()}
     assert written[1] == written[2] and len(written[1]) > 10
+    assert len(pools) == 2  # two workers only: one pool for every task's rows, one for the corpus part of 1,000

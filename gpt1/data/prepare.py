@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import logging
 import random
@@ -53,13 +54,15 @@ def prepare_tasks(data, seed: int, raw: Path, out: Path,
                   workers: int | None = None) -> dict[str, dict[str, list[Example]]]:
     """Write data/tasks/<task>/ for each of `data.tasks` (`data`: params' data section) and return the splits;
     ftfy's repairs run on `workers` processes (default: every core this process may use; gpt1/parallel.py)."""
+    loaded = {name: registry.TASKS[name].load(raw) for name in data.tasks}
+    # One pass of workers over every task's rows (a pool per split would start a dozen), regrouped in order.
+    rows = (example for found in loaded.values() for examples in found.values() for example in examples)
+    fixed = (example for chunk in ordered_map(_fix_examples, rows, workers, length=_characters) for example in chunk)
     prepared = {}
     with atomic_directory(out) as staging:
-        for name in data.tasks:
+        for name, found in loaded.items():
             task = registry.TASKS[name]
-            found = {split: [fixed for chunk in ordered_map(_fix_examples, examples, workers, length=_characters)
-                             for fixed in chunk]
-                     for split, examples in task.load(raw).items()}
+            found = {split: list(itertools.islice(fixed, len(examples))) for split, examples in found.items()}
             splits = make_splits(found, name, seed, data.task_dev_fraction, data.task_test_fraction,
                                  task.carved_fractions)
             for split, examples in splits.items():
