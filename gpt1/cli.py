@@ -13,7 +13,7 @@ import logging
 import sys
 from pathlib import Path
 
-from gpt1 import layout
+from gpt1 import layout, one_off
 from gpt1.config import load_params
 from gpt1.params_trace import trace_if_asked
 from gpt1.params_files import DEFAULT_PARAMS
@@ -193,8 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     handler = TOOLS[args.stage][0] if args.stage in TOOLS else stage_module(args.stage).main
     try:
         params = None if args.stage in NO_PARAMS else load_params(args.params, args.profile)
-        if args.stage in layout.ONE_OFF_OPTIONS:
-            layout.one_off(args)  # a half-given one-off is an error before its log (named by both) is opened
+        if args.stage in one_off.ONE_OFF_OPTIONS:
+            one_off.one_off(args)  # a half-given one-off is an error before its log (named by both) is opened
         if args.stage not in ("profile", "generate", "predict"):  # their output is the result; they write no log
             _configure_logging(args)
         if args.stage in STAGES:

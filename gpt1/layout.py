@@ -9,9 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
-
-from gpt1.errors import UserError
 
 DATA = Path("data")
 RESULTS = Path("results")
@@ -207,34 +204,6 @@ class Results:
     transfer_curve = _file("transfer_curve.csv")
     transfer_curve_trend = _file("transfer_curve_trend.csv")
     transfer_curve_plot = _file("transfer_curve.png")
-
-
-# The option that, with --seed, makes a fine-tuning command a one-off run of one seed of one of its runs.
-ONE_OFF_OPTIONS = {"finetune": "task", "layer-transfer": "layers", "transfer-curve": "step"}
-
-
-def one_off(args) -> bool:
-    """Whether a fine-tuning command (`args.stage`) is a one-off run: `--seed` with the option that names one of
-    its runs (ONE_OFF_OPTIONS; e.g. `--task`), written under ONE_OFF. Without both, the stage's job runs every run
-    and seed that params lists, into its DVC output folder; either alone is one clear error."""
-    option = ONE_OFF_OPTIONS[args.stage]
-    named = getattr(args, option) is not None
-    if args.seed is None and not named:
-        return False
-    if args.seed is not None and named:
-        return True
-    flag = "--" + option.replace("_", "-")
-    raise UserError(f"--seed and {flag} go together: a one-off run of one seed, into {ONE_OFF}; leave both out "
-                    f"for the stage's own job (every {flag.removeprefix('--')} and seed that params.yaml lists)")
-
-
-def selected_runs(args, listed: Sequence, seeds: Sequence[int]) -> tuple[list, list[int], Path]:
-    """What a fine-tuning command runs: (values of its ONE_OFF_OPTIONS option, seeds, the results root their runs go
-    under). The stage's job: every value and seed params lists, under RESULTS; a one-off (`one_off`): the one value
-    and seed named, under ONE_OFF."""
-    if one_off(args):
-        return [getattr(args, ONE_OFF_OPTIONS[args.stage])], [args.seed], ONE_OFF
-    return list(listed), list(seeds), RESULTS
 
 
 def job_log(stage: str, task: str | None = None, variant: str | None = None, layers: int | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpt1 import layout
 from gpt1.config import Params
+from gpt1.one_off import selected_runs
 from gpt1.methods import METHODS
 
 ONE_OFF = layout.ONE_OFF / "finetune"
@@ -23,7 +24,7 @@ def main(args, params: Params) -> None:
     from gpt1.train.finetune import Settings, run_seeds
     from gpt1.train.starting_weights import check
 
-    tasks, seeds, root = layout.selected_runs(args, params.data.tasks, params.finetune.seeds)
+    tasks, seeds, root = selected_runs(args, params.data.tasks, params.finetune.seeds)
     if root == layout.RESULTS:  # the stage's job: DVC knows its starting weights by the record it depends on
         check(args.variant, layout.PRETRAIN, layout.STARTING_MODELS)
     settings = Settings.of(params)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gpt1 import layout
 from gpt1.config import Params
+from gpt1.one_off import selected_runs
 
 ONE_OFF = layout.ONE_OFF / "layer_transfer"  # a one-off seed: outside the DVC output folder
 
@@ -22,7 +23,7 @@ def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
     from gpt1.train.finetune import Settings, run_seeds
 
-    depths, seeds, root = layout.selected_runs(args, params.analysis.layer_transfer_layers,
+    depths, seeds, root = selected_runs(args, params.analysis.layer_transfer_layers,
                                                params.analysis.layer_transfer_seeds)
     settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
     for layers in depths:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gpt1 import layout
 from gpt1.config import Params
+from gpt1.one_off import selected_runs
 from gpt1.errors import UserError
 
 ONE_OFF = layout.ONE_OFF / "transfer_curve"  # a one-off seed: outside the DVC output folder
@@ -28,7 +29,7 @@ def main(args, params: Params) -> None:
         raise UserError("the transfer curve fine-tunes from checkpoints of a Transformer pretrained here, and "
                         "pretrain.max_steps is 0 (released weights used as they are): build the other targets, "
                         "e.g. `dvc repro ablation` or `snakemake results/ablation.csv`")
-    steps, seeds, root = layout.selected_runs(args, params.analysis.transfer_curve_steps,
+    steps, seeds, root = selected_runs(args, params.analysis.transfer_curve_steps,
                                               params.analysis.layer_transfer_seeds)
     settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
     for step in steps:
