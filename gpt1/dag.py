@@ -23,6 +23,7 @@ from gpt1.layout import job_log
 
 _REFERENCE = re.compile(r"\$\{\s*([^${}]+?)\s*\}")
 TRAINING_COMMANDS = ("pretrain", "finetune", "layer-transfer", "transfer-curve")  # they use every core, and a GPU where present
+TEXT_COMMANDS = ("prepare", "bpe", "tokenize")  # their text work runs on every core (gpt1/parallel.py)
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,10 @@ class Template:
     @property
     def trains(self) -> bool:
         return self.command.split()[1] in TRAINING_COMMANDS
+
+    @property
+    def uses_every_core(self) -> bool:
+        return self.trains or self.command.split()[1] in TEXT_COMMANDS
 
     def instance(self, values: dict) -> Stage:
         return self.instances[tuple(str(values[name]) for name in self.wildcards)]

@@ -210,6 +210,13 @@ def test_results_are_computed_here_never_taken_from_a_commit_yet_can_be_committe
     assert not ignored, f"{ignored} are git-ignored: `dvc exp show` could never show them for a commit"
 
 
+def test_snakemake_gives_every_core_to_the_jobs_that_use_them():
+    """Training (torch threads) and the text stages (worker processes) use every core: Snakemake must not run
+    another job beside them, or both crawl."""
+    busy = {template.name for template in dag.templates(ROOT / "dvc.yaml", composed("default")) if template.uses_every_core}
+    assert busy == {"prepare", "bpe", "tokenize", "pretrain", "finetune", "layer_transfer", "transfer_curve"}
+
+
 def test_the_committed_lock_records_only_stages_dvc_yaml_declares():
     """`dvc repro` never drops the lock entries of stages dvc.yaml no longer declares (a renamed or merged stage):
     left there, they grow the file DVC parses and rewrites at every job, and mislead a reader of the lock."""
