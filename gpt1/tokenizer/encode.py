@@ -39,7 +39,7 @@ def load_tokens(folder: Path, split: str) -> np.memmap:
 def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype, workers: int | None = None) -> dict:
     """Stream one split's documents through the BPE into `destination`, on `workers` processes (default: every core
     this process may use; the bytes do not depend on it). Memory stays flat whatever the corpus size (BooksCorpus is
-    ~5 GB of text): only a few chunks of documents are in flight (gpt1/tokenizer/parallel.py)."""
+    ~5 GB of text): only a few chunks of documents are in flight (gpt1/parallel.py)."""
     separator = bpe.encoder.get("\n" + END_OF_WORD)
     started, documents, tokens, characters = time.perf_counter(), 0, 0, 0
     encoded = ordered_map(_encode_chunk, read_corpus(corpus), workers, _start_worker, (bpe.encoder, bpe.merges, dtype))

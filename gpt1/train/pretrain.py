@@ -202,7 +202,7 @@ class Trainer:
             if main and "val/loss" in entry:
                 live.make_summary()  # at evaluations only: DVCLive's per-step sync costs more the longer the run
             if main and state.step in self.checkpoint_steps:
-                save_model(self.model, self.staging / f"step_{state.step}.safetensors")
+                save_model(self.model, self.staging / checkpoint_file(state.step))
             if state.step % self.p.save_interval == 0 and state.step < self.max_steps:
                 save_state(self.state, self.resume_path, self.signature, self.runtime)
             progress.update(1)
