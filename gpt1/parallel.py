@@ -9,6 +9,7 @@ to a few MB).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing
 import os
@@ -46,26 +47,60 @@ def chunks(texts: Iterable[Item], documents: int = CHUNK_DOCUMENTS, characters: 
         yield chunk
 
 
-def ordered_map(work: Callable[[list[Item]], Result], texts: Iterable[Item], workers: int | None = None,
-                initializer: Callable | None = None, initargs: tuple = (),
-                length: Callable[[Item], int] = len) -> Iterator[Result]:
-    """`work(chunk)` for each chunk of `texts` (`chunks`, sized by `length`: characters of a text), yielded in
-    order. `work` and `initializer` must be module-level functions (worker processes import them);
-    `initializer(*initargs)` runs once per worker, and in this process when one core or one chunk is all there is
-    (then no worker is started)."""
-    workers = available_cores() if workers is None else workers
-    chunked = chunks(texts, length=length)
-    opening = list(itertools.islice(chunked, 2))
-    if workers <= 1 or len(opening) < 2:  # one core, or one chunk of text: a worker would only add its start
-        if initializer is not None:
-            initializer(*initargs)
-        yield from map(work, itertools.chain(opening, chunked))
-        return
-    with multiprocessing.Pool(workers, initializer, initargs) as pool:
+class Workers:
+    """Worker processes that several `map` calls share (a stage's task splits and corpus parts, or its two corpus
+    splits), so each stage starts them once: with `spawn` or `forkserver` (macOS; Linux from Python 3.14) every start
+    re-imports the modules. They start on the first call with two chunks or more: one core, or inputs of one chunk,
+    start none. `initializer(*initargs)` runs once per worker, and once in this process when a call runs here.
+    Use as a context manager: the workers stop on exit."""
+
+    def __init__(self, count: int | None = None, initializer: Callable | None = None, initargs: tuple = ()):
+        self.count = available_cores() if count is None else count
+        self.initializer, self.initargs = initializer, initargs
+        self._pool = None
+        self._initialised_here = False
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._pool is not None:
+            self._pool.terminate()  # every result was taken (or an error stops the stage): nothing is left to finish
+            self._pool.join()
+            self._pool = None
+
+    def map(self, work: Callable[[list[Item]], Result], texts: Iterable[Item],
+            length: Callable[[Item], int] = len) -> Iterator[Result]:
+        """`work(chunk)` for each chunk of `texts` (`chunks`, sized by `length`: characters of a text), yielded in
+        order. `work` and the initializer must be module-level functions (worker processes import them)."""
+        chunked = chunks(texts, length=length)
+        opening = list(itertools.islice(chunked, 2))
+        if self._pool is None and (self.count <= 1 or len(opening) < 2):  # a worker would only add its start
+            if self.initializer is not None and not self._initialised_here:
+                self.initializer(*self.initargs)
+                self._initialised_here = True
+            yield from map(work, itertools.chain(opening, chunked))
+            return
+        if self._pool is None:
+            self._pool = multiprocessing.Pool(self.count, self.initializer, self.initargs)
         pending: deque = deque()
         for chunk in itertools.chain(opening, chunked):
-            pending.append(pool.apply_async(work, (chunk,)))
-            if len(pending) >= READ_AHEAD * workers:
+            pending.append(self._pool.apply_async(work, (chunk,)))
+            if len(pending) >= READ_AHEAD * self.count:
                 yield pending.popleft().get()
         while pending:
             yield pending.popleft().get()
+
+
+def shared(workers: Workers | None, start: Callable[[], Workers] = Workers) -> contextlib.AbstractContextManager[Workers]:
+    """The caller's workers, left running for its next call, or (None) `start()`'s for this call alone (by default
+    every core, no initializer), stopped when it ends."""
+    return start() if workers is None else contextlib.nullcontext(workers)
+
+
+def ordered_map(work: Callable[[list[Item]], Result], texts: Iterable[Item], workers: int | None = None,
+                initializer: Callable | None = None, initargs: tuple = (),
+                length: Callable[[Item], int] = len) -> Iterator[Result]:
+    """`Workers(workers, initializer, initargs).map(work, texts, length)` for one input: workers of their own."""
+    with Workers(workers, initializer, initargs) as pool:
+        yield from pool.map(work, texts, length)

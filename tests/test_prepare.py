@@ -198,8 +198,8 @@ def test_social_iqa_carves_its_own_larger_test_split(params, tmp_path):
 
 def test_cleaning_on_two_workers_writes_the_bytes_one_process_writes(params, tmp_path, monkeypatch):
     """ftfy's repairs run in worker processes and come back in order (gpt1/parallel.py): deduplication, the val draw
-    and every split must not depend on how many there are. Chunks of 4 rows send every task split and corpus part
-    through the workers."""
+    and every split must not depend on how many there are. Chunks of 4 rows send every task and the larger corpus
+    parts through the workers."""
     import multiprocessing
 
     from gpt1 import parallel
@@ -211,12 +211,13 @@ def test_cleaning_on_two_workers_writes_the_bytes_one_process_writes(params, tmp
     monkeypatch.setattr(parallel, "chunks", lambda texts, **options: real_chunks(texts, documents=4, **options))
     monkeypatch.setattr(multiprocessing, "Pool", lambda *args, **options: pools.append(1) or real_pool(*args, **options))
     written = {}
-    for workers in (1, 2):
-        out = tmp_path / f"workers{workers}"
-        prepared = library.prepare_tasks(params.data, params.seed, raw, out / "tasks", workers=workers)
-        banned = library.evaluation_sentence_keys(prepared)
-        library.prepare_corpus(params.data, params.seed, raw, out / "corpus", banned, prepared, workers=workers)
-        written[workers] = {path.relative_to(out).as_posix(): path.read_bytes() for path in sorted(out.rglob("*"))
-                            if path.is_file()}
+    for count in (1, 2):
+        out = tmp_path / f"workers{count}"
+        with parallel.Workers(count) as workers:  # as the stage: one set for the tasks and every corpus part
+            prepared = library.prepare_tasks(params.data, params.seed, raw, out / "tasks", workers)
+            banned = library.evaluation_sentence_keys(prepared)
+            library.prepare_corpus(params.data, params.seed, raw, out / "corpus", banned, prepared, workers)
+        written[count] = {path.relative_to(out).as_posix(): path.read_bytes() for path in sorted(out.rglob("*"))
+                          if path.is_file()}
     assert written[1] == written[2] and len(written[1]) > 10
-    assert len(pools) == 2  # two workers only: one pool for every task's rows, one for the corpus part of 1,000
+    assert len(pools) == 1  # one core starts none; two start one set, shared by the tasks and the corpus

@@ -78,10 +78,14 @@ def test_workers_write_the_bytes_one_process_writes(english_documents, tmp_path)
     assert bpe_module.count_words(documents, workers=2) == bpe_module.count_words(documents, workers=1)
     trained = bpe_stage.run(300, corpus=corpus, out=tmp_path / "bpe")
     for workers in (1, 2):
-        stats = encode.encode_split(trained, corpus, tmp_path / f"{workers}.bin", np.dtype(np.uint16), workers)
-        assert stats["documents"] == len(documents)
-        assert stats["characters"] == sum(map(len, documents))
-    one, two = (np.fromfile(tmp_path / f"{w}.bin", dtype=np.uint16) for w in (1, 2))
-    assert one.tolist() == two.tolist() and len(one) == stats["tokens"]
+        with encode.encoders(trained, np.dtype(np.uint16), workers) as pool:
+            for split in ("a", "b"):  # one set of workers serves several splits, as in the tokenize stage
+                stats = encode.encode_split(trained, corpus, tmp_path / f"{workers}{split}.bin", np.dtype(np.uint16),
+                                            pool)
+                assert stats["documents"] == len(documents)
+                assert stats["characters"] == sum(map(len, documents))
+    written = {name: np.fromfile(tmp_path / f"{name}.bin", dtype=np.uint16).tolist() for name in ("1a", "1b", "2a", "2b")}
+    one = written["1a"]
+    assert all(tokens == one for tokens in written.values()) and len(one) == stats["tokens"]
     separator = trained.encoder["\n</w>"]
-    assert one[: len(trained.encode(documents[0])) + 1].tolist() == trained.encode(documents[0]) + [separator]
+    assert one[: len(trained.encode(documents[0])) + 1] == trained.encode(documents[0]) + [separator]

@@ -25,7 +25,7 @@ from gpt1.atomic import atomic_directory, atomic_write_text
 from gpt1.data.records import Example, texts_of, write_examples
 from gpt1.data.tasks import make_splits
 from gpt1.data.text import clean, sentence_key, sentences
-from gpt1.parallel import ordered_map
+from gpt1.parallel import Workers, shared
 
 log = logging.getLogger(__name__)
 
@@ -51,15 +51,15 @@ def _characters(example: Example) -> int:
 
 
 def prepare_tasks(data, seed: int, raw: Path, out: Path,
-                  workers: int | None = None) -> dict[str, dict[str, list[Example]]]:
+                  workers: Workers | None = None) -> dict[str, dict[str, list[Example]]]:
     """Write data/tasks/<task>/ for each of `data.tasks` (`data`: params' data section) and return the splits;
-    ftfy's repairs run on `workers` processes (default: every core this process may use; gpt1/parallel.py)."""
+    ftfy's repairs run on `workers` (default: every core this process may use; gpt1/parallel.py)."""
     loaded = {name: registry.TASKS[name].load(raw) for name in data.tasks}
-    # One pass of workers over every task's rows (a pool per split would start a dozen), regrouped in order.
+    # One pass over every task's rows, regrouped in order: fewer, fuller chunks than a pass per split.
     rows = (example for found in loaded.values() for examples in found.values() for example in examples)
-    fixed = (example for chunk in ordered_map(_fix_examples, rows, workers, length=_characters) for example in chunk)
     prepared = {}
-    with atomic_directory(out) as staging:
+    with shared(workers) as pool, atomic_directory(out) as staging:
+        fixed = (example for chunk in pool.map(_fix_examples, rows, length=_characters) for example in chunk)
         for name, found in loaded.items():
             task = registry.TASKS[name]
             found = {split: list(itertools.islice(fixed, len(examples))) for split, examples in found.items()}
@@ -104,10 +104,10 @@ def _clean_paragraphs(documents: list[str]) -> list[list[CleanParagraph]]:
 
 
 def clean_documents(documents: Iterable[str], banned: set[str], min_dedup_chars: int,
-                    seen: set[bytes], counts: Counter, workers: int | None = None) -> Iterator[str]:
+                    seen: set[bytes], counts: Counter, workers: Workers) -> Iterator[str]:
     """Per paragraph: GPT-1 clean-up, drop exact repeats, drop evaluation sentences; yield documents. The clean-up
-    runs on `workers` processes (default: every core this process may use), the rest here, in the documents' order."""
-    for chunk in ordered_map(_clean_paragraphs, documents, workers):
+    runs on `workers`, the rest here, in the documents' order."""
+    for chunk in workers.map(_clean_paragraphs, documents):
         for paragraphs in chunk:
             kept = []
             for paragraph, parts in paragraphs:
@@ -140,20 +140,20 @@ def task_train_documents(prepared: dict[str, dict[str, list[Example]]]) -> Itera
 
 
 def prepare_corpus(data, seed: int, raw: Path, out: Path, banned: set[str],
-                   prepared: dict[str, dict[str, list[Example]]] | None = None, workers: int | None = None) -> dict:
+                   prepared: dict[str, dict[str, list[Example]]] | None = None, workers: Workers | None = None) -> dict:
     """Write data/corpus/{train,val}.jsonl (one document per line) and stats.json from `data.corpus`'s parts
-    (`data`: params' data section); the clean-up runs on `workers` processes (`clean_documents`)."""
+    (`data`: params' data section); the clean-up runs on `workers` (default: every core; `clean_documents`)."""
     rng = random.Random(seed)
     seen: set[bytes] = set()
     stats: dict[str, dict] = {}
-    with atomic_directory(out) as staging, open(staging / "train.jsonl", "w") as train, \
+    with shared(workers) as pool, atomic_directory(out) as staging, open(staging / "train.jsonl", "w") as train, \
             open(staging / "val.jsonl", "w") as val:
         for name in data.corpus:
             counts: Counter = Counter()
             part = registry.CORPORA[name]
             raw_documents = task_train_documents(prepared or {}) if part.from_task_train_splits else part.read(raw)
             documents = tqdm(raw_documents, desc=f"clean {name}", unit="doc", disable=None)
-            for document in clean_documents(documents, banned, data.min_dedup_chars, seen, counts, workers):
+            for document in clean_documents(documents, banned, data.min_dedup_chars, seen, counts, pool):
                 is_val = rng.random() < data.corpus_val_fraction
                 (val if is_val else train).write(json.dumps({"part": name, "text": document}) + "\n")
                 counts["val_bytes" if is_val else "train_bytes"] += len(document.encode())

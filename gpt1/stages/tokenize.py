@@ -10,7 +10,7 @@ from gpt1.atomic import atomic_directory
 from gpt1 import layout
 from gpt1.config import Params
 from gpt1.tokenizer.bpe import Gpt1Bpe
-from gpt1.tokenizer.encode import SPLITS, encode_split, token_dtype
+from gpt1.tokenizer.encode import SPLITS, encode_split, encoders, token_dtype
 
 log = logging.getLogger(__name__)
 
@@ -19,9 +19,9 @@ def run(corpus: Path = layout.CORPUS, bpe_folder: Path = layout.BPE, out: Path =
     bpe = Gpt1Bpe.load(bpe_folder)
     dtype = token_dtype(bpe.vocab_size)
     meta: dict = {"dtype": dtype.name, "vocab_size": bpe.vocab_size}
-    with atomic_directory(out) as staging:
+    with encoders(bpe, dtype) as workers, atomic_directory(out) as staging:  # one set of workers for both splits
         for split in SPLITS:
-            stats = encode_split(bpe, corpus / f"{split}.jsonl", staging / f"{split}.bin", dtype)
+            stats = encode_split(bpe, corpus / f"{split}.jsonl", staging / f"{split}.bin", dtype, workers)
             seconds = stats.pop("encode_seconds")
             log.info("%s: %d documents, %d tokens (%.2f characters/token) in %.1f s: %.0f tokens/s",
                      split, stats["documents"], stats["tokens"], stats["characters"] / max(stats["tokens"], 1),

@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from gpt1.errors import UserError
 from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe, read_corpus
-from gpt1.parallel import ordered_map
+from gpt1.parallel import Workers, shared
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "val")
@@ -36,15 +36,21 @@ def load_tokens(folder: Path, split: str) -> np.memmap:
     return np.memmap(path, dtype=np.dtype(meta["dtype"]), mode="r")
 
 
-def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype, workers: int | None = None) -> dict:
-    """Stream one split's documents through the BPE into `destination`, on `workers` processes (default: every core
-    this process may use; the bytes do not depend on it). Memory stays flat whatever the corpus size (BooksCorpus is
+def encoders(bpe: Gpt1Bpe, dtype: np.dtype, count: int | None = None) -> Workers:
+    """Worker processes that encode with `bpe` at `dtype` (`count`: default every core this process may use), for
+    `encode_split`; one set serves every split."""
+    return Workers(count, _start_worker, (bpe.encoder, bpe.merges, dtype))
+
+
+def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype, workers: Workers | None = None) -> dict:
+    """Stream one split's documents through the BPE into `destination`, on `workers` (`encoders(bpe, dtype)`; by
+    default of every core; the bytes do not depend on it). Memory stays flat whatever the corpus size (BooksCorpus is
     ~5 GB of text): only a few chunks of documents are in flight (gpt1/parallel.py)."""
     separator = bpe.encoder.get("\n" + END_OF_WORD)
     started, documents, tokens, characters = time.perf_counter(), 0, 0, 0
-    encoded = ordered_map(_encode_chunk, read_corpus(corpus), workers, _start_worker, (bpe.encoder, bpe.merges, dtype))
     between = np.asarray([] if separator is None else [separator], dtype=dtype)
-    with open(destination, "wb") as out:
+    with shared(workers, lambda: encoders(bpe, dtype)) as pool, open(destination, "wb") as out:
+        encoded = pool.map(_encode_chunk, read_corpus(corpus))
         for chunk in tqdm(encoded, desc=f"encode {corpus.stem}", unit="chunk", disable=None):
             pieces = []
             for ids, length in chunk:
@@ -55,7 +61,7 @@ def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype,
                 tokens += len(ids)
                 documents += 1
                 characters += length
-            np.concatenate(pieces).astype(dtype, copy=False).tofile(out)
+            np.concatenate(pieces).tofile(out)
     seconds = time.perf_counter() - started
     return {"documents": documents, "tokens": tokens, "characters": characters,
             "encode_seconds": seconds}
