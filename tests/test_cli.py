@@ -70,18 +70,17 @@ def test_a_stage_job_runs_everything_a_one_off_names_one_run_and_each_logs_apart
         one_off(parser.parse_args(["transfer-curve", "--task", "snli_100k", "--seed", "2"]))
 
 
-@pytest.mark.parametrize("command", [["finetune", "--variant", "full", "--seed", "7"],
-                                     ["layer-transfer", "--task", "snli_100k", "--layers", "1"]])
-def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command):
+@pytest.mark.parametrize("command, option", [(["finetune", "--variant", "full", "--seed", "7"], "task"),
+                                             (["layer-transfer", "--task", "snli_100k", "--layers", "1"], "layers")])
+def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command, option):
     """The log's path names both halves of a one-off (logs/finetune/full/<task>/seed7.log): with one missing, the
     command stops with the one error line and leaves no log (nor its folders) behind."""
     (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
     result = gpt1(*command, cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        f"gpt1 {command[0]}: error: --seed and {command[-2] if command[-2] != '--seed' else '--task'} go together: a "
-        "one-off run of one seed, into results/one-off; leave both out for the stage's own job (every "
-        f"{'task' if command[0] == 'finetune' else 'layers'} and seed that params.yaml lists)"]
+        f"gpt1 {command[0]}: error: --seed and --{option} go together: a one-off run of one seed, into "
+        f"results/one-off; leave both out for the stage's own job (every {option} and seed that params.yaml lists)"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["params.yaml"]
 
 
