@@ -18,6 +18,7 @@ from gpt1.config import load_params
 from gpt1.params_trace import trace_if_asked
 from gpt1.params_files import DEFAULT_PARAMS
 from gpt1.errors import UserError
+from gpt1.stage_table import STAGES, job_log, module_name
 
 
 def _profile(args, params) -> None:
@@ -73,26 +74,6 @@ def _export_weights(args, params) -> None:
     logging.getLogger("gpt1.model.weights").info("wrote %s (%s layout)", args.out, args.format)
 
 
-STAGES = {  # command -> (module of gpt1.stages, which is also the dvc.yaml stage's name, help)
-    "user-files": ("user_files", "fingerprint the files behind params' paths (local_paths, import_from, init_from)"),
-    "download": ("download", "fetch the corpus and task files (sha256-pinned, cached)"),
-    "prepare": ("prepare", "clean, deduplicate, decontaminate and split the corpus; split the tasks"),
-    "bpe": ("bpe", "train GPT-1's BPE on the training corpus"),
-    "tokenize": ("tokenize", "encode the corpus splits to memory-mappable token arrays"),
-    "pretrain": ("pretrain", "pretrain the Transformer or the LSTM language model (resumes after interruption)"),
-    "encode-task": ("encode_task", "encode one task's fine-tuning examples as BPE ids, once for all its jobs"),
-    "starting-model": ("starting_model", "record the weights a fine-tuning method starts from (path and sha256)"),
-    "finetune": ("finetune", "fine-tune one method on every task, every seed, with the paper's input transformations"),
-    "layer-transfer": ("layer_transfer", "fine-tune one task with only the first k pretrained blocks transferred, every k and seed"),
-    "transfer-curve": ("transfer_curve", "fine-tune one task's full from pretraining checkpoints (transfer over pretraining), every checkpoint and seed"),
-    "baselines": ("baselines", "majority-class and TF-IDF + logistic regression baselines"),
-    "evaluate": ("evaluate", "gather every test metric into results/scores.csv and results/metrics.json"),
-    "zeroshot": ("zeroshot", "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)"),
-    "ablation": ("ablation", "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md"),
-    "layer-figure": ("layer_figure", "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png"),
-    "transfer-figure": ("transfer_figure", "transfer over pretraining: results/transfer_curve.csv, _trend.csv and .png"),
-    "paper-tables": ("paper_tables", "the paper's Tables 2-4 beside ours: results/paper_tables.csv and .md"),
-}
 TOOLS = {
     "profile": (_profile, "print the `dvc exp run -S ...` line that applies profiles (or, --yaml, the composed params)"),
     "benchmark": (_benchmark, "training throughput of our model vs transformers' OpenAIGPTLMHeadModel"),
@@ -105,13 +86,12 @@ NO_PARAMS = ("import-weights", "export-weights", "generate", "predict")  # file 
 
 
 def stage_module(command: str):
-    return importlib.import_module(f"gpt1.stages.{STAGES[command][0]}")
+    return importlib.import_module(f"gpt1.stages.{module_name(command)}")
 
 
 def log_path(args) -> Path:
-    """The job's log file (gpt1/layout.py), from its command-line arguments."""
-    return layout.job_log(args.stage, **{name: getattr(args, name, None)
-                                         for name in ("task", "variant", "layers", "model", "seed", "step")})
+    """The job's log file (gpt1/stage_table.py), from its command-line arguments."""
+    return job_log(args.stage, vars(args))
 
 
 def _configure_logging(args) -> None:
@@ -132,12 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", type=Path, action="append", default=[], metavar="FILE",
                         help="a profile merged over the parameters (only the keys it changes); repeat to compose")
     commands = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
-    texts = {name: text for name, (_, text) in {**STAGES, **TOOLS}.items()}
+    texts = {**{name: spec.help for name, spec in STAGES.items()}, **{name: text for name, (_, text) in TOOLS.items()}}
     parsers = {name: commands.add_parser(name, help=text, description=text) for name, text in texts.items()}
     # Only the stages that take options are imported here (none loads torch at import time), so building the
     # parser stays cheap.
-    for name in ("pretrain", "encode-task", "starting-model", "finetune", "layer-transfer", "transfer-curve"):
-        stage_module(name).add_arguments(parsers[name])
+    for name, spec in STAGES.items():
+        if spec.options:
+            stage_module(name).add_arguments(parsers[name])
+        if spec.one_off:
+            parsers[name].set_defaults(one_off_option=spec.one_off[0])
     bench = parsers["benchmark"]
     bench.add_argument("--configs", nargs="+", choices=["default", "mid"], default=None,
                        help="named configs (default: default mid)")
@@ -193,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = TOOLS[args.stage][0] if args.stage in TOOLS else stage_module(args.stage).main
     try:
         params = None if args.stage in NO_PARAMS else load_params(args.params, args.profile)
-        if args.stage in one_off.ONE_OFF_OPTIONS:
+        if args.stage in STAGES and STAGES[args.stage].one_off:
             one_off.one_off(args)  # a half-given one-off is an error before its log (named by both) is opened
         if args.stage not in ("profile", "generate", "predict"):  # their output is the result; they write no log
             _configure_logging(args)
@@ -208,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         # A stage's input is the output of an earlier stage (dvc.yaml): it has not run, or its output was removed.
         print(f"gpt1 {args.stage}: error: {error.filename or error} not found; run the stages before "
-              f"`{args.stage}` first (`dvc repro {STAGES[args.stage][0]}` runs what it needs)",
+              f"`{args.stage}` first (`dvc repro {module_name(args.stage)}` runs what it needs)",
               file=sys.stderr)
         return 2
     return 0

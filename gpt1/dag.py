@@ -19,11 +19,9 @@ from typing import Any
 import yaml
 
 from gpt1.errors import UserError
-from gpt1.layout import job_log
+from gpt1.stage_table import STAGES, StageSpec, command_of, job_log
 
 _REFERENCE = re.compile(r"\$\{\s*([^${}]+?)\s*\}")
-TRAINING_COMMANDS = ("pretrain", "finetune", "layer-transfer", "transfer-curve")  # they use every core, and a GPU where present
-TEXT_COMMANDS = ("prepare", "bpe", "tokenize")  # their text work runs on every core (gpt1/parallel.py)
 
 
 @dataclass(frozen=True)
@@ -127,21 +125,18 @@ class Template:
     instances: dict[tuple[str, ...], Stage]  # wildcard values -> the resolved stage
 
     @property
-    def trains(self) -> bool:
-        return self.command.split()[1] in TRAINING_COMMANDS
-
-    @property
-    def uses_every_core(self) -> bool:
-        return self.trains or self.command.split()[1] in TEXT_COMMANDS
+    def spec(self) -> StageSpec:
+        """What the stage is (gpt1/stage_table.py): its kind of work, its job option, its report category."""
+        return STAGES[command_of(self.name)]
 
     def instance(self, values: dict) -> Stage:
         return self.instances[tuple(str(values[name]) for name in self.wildcards)]
 
     def log(self) -> str:
-        """The log its command writes (gpt1/layout.py's job_log), with the rule's wildcards in it: a matrix axis is
-        the command's option of the same name, and the one foreach stage (pretrain) iterates over models."""
-        parts = {("model" if name == "key" else name): f"{{{name}}}" for name in self.wildcards}
-        return str(job_log(self.name.replace("_", "-"), **parts))
+        """The log its command writes (gpt1/stage_table.py's job_log), with the rule's wildcard in it: the stage's
+        one foreach/matrix axis is the option that names its job."""
+        values = {self.spec.job: f"{{{self.wildcards[0]}}}"} if self.wildcards else {}
+        return str(job_log(command_of(self.name), values))
 
     def constraints(self) -> dict[str, str]:
         """Each wildcard matches only the values dvc.yaml resolves to, so no rule claims another's paths."""
@@ -175,3 +170,29 @@ def templates(dvc_yaml: Path | str, params: dict) -> list[Template]:
         param_names = tuple(re.sub(r"\W", "_", key.replace(".", "__")).strip("_") for key in pattern.params)
         result.append(Template(name, command, pattern.outs, param_names, wildcards, instances))
     return result
+
+
+def stage_edges(stages: list[Stage]) -> list[tuple[str, str]]:
+    """(upstream, downstream) between declared stages (`finetune`, not `finetune@full`): downstream depends on a
+    path upstream writes, inside it or around it. In declaration order."""
+    declared = list(dict.fromkeys(stage.name.split("@")[0] for stage in stages))
+    found = set()
+    for downstream in stages:
+        for dep in downstream.deps:
+            for upstream in stages:
+                if any(dep == out or out.startswith(dep.rstrip("/") + "/") or dep.startswith(out.rstrip("/") + "/")
+                       for out in upstream.outs):
+                    found.add((upstream.name.split("@")[0], downstream.name.split("@")[0]))
+    return sorted(found, key=lambda edge: (declared.index(edge[0]), declared.index(edge[1])))
+
+
+def drawing(stages: list[Stage]) -> str:
+    """The DAG as a Mermaid flowchart, each declared stage once with its number of jobs where it has several (the
+    README's drawing is this, for the default; tests/test_dag.py keeps them equal)."""
+    jobs: dict[str, int] = {}
+    for stage in stages:
+        jobs[stage.name.split("@")[0]] = jobs.get(stage.name.split("@")[0], 0) + 1
+    lines = ["flowchart LR"]
+    lines += [f'  {name}["{name} ({count})"]' for name, count in jobs.items() if count > 1]
+    lines += [f"  {upstream} --> {downstream}" for upstream, downstream in stage_edges(stages)]
+    return "\n".join(lines) + "\n"

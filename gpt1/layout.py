@@ -204,24 +204,3 @@ class Results:
     transfer_curve = _file("transfer_curve.csv")
     transfer_curve_trend = _file("transfer_curve_trend.csv")
     transfer_curve_plot = _file("transfer_curve.png")
-
-
-def job_log(stage: str, task: str | None = None, variant: str | None = None, layers: int | None = None,
-            model: str | None = None, seed: int | None = None, step: int | None = None) -> Path:
-    """One log per job, so parallel jobs never share a file (the Snakefile declares the same names); a one-off
-    `--seed` run gets its own file, so it never overwrites the log of the stage's run."""
-    if stage == "pretrain":
-        return LOGS / "pretrain" / f"{model}.log"
-    if stage == "starting-model":
-        return LOGS / "starting_model" / f"{variant}.log"
-    if stage == "encode-task":
-        return LOGS / "encode_task" / f"{task}.log"
-    if stage == "finetune":  # a job per method; a one-off names its task too
-        job, run = LOGS / "finetune" / variant, Path(str(task))
-    elif stage == "layer-transfer":  # a job per task; a one-off names its k too
-        job, run = LOGS / "layer_transfer" / task, Path(f"layers{layers}")
-    elif stage == "transfer-curve":
-        job, run = LOGS / "transfer_curve" / task, Path(f"step{step}")
-    else:
-        return LOGS / f"{stage}.log"
-    return job.with_name(f"{job.name}.log") if seed is None else job / run / f"seed{seed}.log"

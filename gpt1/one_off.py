@@ -9,15 +9,13 @@ from typing import Sequence
 from gpt1.errors import UserError
 from gpt1.layout import ONE_OFF, RESULTS
 
-# The option that, with --seed, makes a fine-tuning command a one-off run of one seed of one of its runs.
-ONE_OFF_OPTIONS = {"finetune": "task", "layer-transfer": "layers", "transfer-curve": "step"}
-
 
 def one_off(args) -> bool:
-    """Whether a fine-tuning command (`args.stage`) is a one-off run: `--seed` with the option that names one of
-    its runs (ONE_OFF_OPTIONS; e.g. `--task`), written under ONE_OFF. Without both, the stage's job runs every run
-    and seed that params lists, into its DVC output folder; either alone is one clear error."""
-    option = ONE_OFF_OPTIONS[args.stage]
+    """Whether a fine-tuning command is a one-off run: `--seed` with the option that names one of its runs
+    (`args.one_off_option`, which the CLI sets from gpt1/stage_table.py; e.g. `task`), written under ONE_OFF.
+    Without both, the stage's job runs every run and seed that params lists, into its DVC output folder; either
+    alone is one clear error."""
+    option = args.one_off_option
     named = getattr(args, option) is not None
     if args.seed is None and not named:
         return False
@@ -29,9 +27,9 @@ def one_off(args) -> bool:
 
 
 def selected_runs(args, listed: Sequence, seeds: Sequence[int]) -> tuple[list, list[int], Path]:
-    """What a fine-tuning command runs: (values of its ONE_OFF_OPTIONS option, seeds, the results root their runs go
+    """What a fine-tuning command runs: (values of its one-off option, seeds, the results root their runs go
     under). The stage's job: every value and seed params lists, under RESULTS; a one-off (`one_off`): the one value
     and seed named, under ONE_OFF."""
     if one_off(args):
-        return [getattr(args, ONE_OFF_OPTIONS[args.stage])], [args.seed], ONE_OFF
+        return [getattr(args, args.one_off_option)], [args.seed], ONE_OFF
     return list(listed), list(seeds), RESULTS

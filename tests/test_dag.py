@@ -188,7 +188,7 @@ def test_the_slurm_profile_sets_resources_of_rules_that_exist_and_of_every_train
     profile = yaml.safe_load((ROOT / "workflow/profiles/slurm/config.yaml").read_text())
     names = {template.name: template for template in dag.templates(ROOT / "dvc.yaml", composed("default"))}
     assert set(profile["set-resources"]) <= set(names)
-    training = {name for name, template in names.items() if template.trains}
+    training = {name for name, template in names.items() if template.spec.trains}
     assert training == {name for name, values in profile["set-resources"].items() if values.get("gpu")}
 
 
@@ -213,7 +213,7 @@ def test_results_are_computed_here_never_taken_from_a_commit_yet_can_be_committe
 def test_snakemake_gives_every_core_to_the_jobs_that_use_them():
     """Training (torch threads) and the text stages (worker processes) use every core: Snakemake must not run
     another job beside them, or both crawl."""
-    busy = {template.name for template in dag.templates(ROOT / "dvc.yaml", composed("default")) if template.uses_every_core}
+    busy = {template.name for template in dag.templates(ROOT / "dvc.yaml", composed("default")) if template.spec.uses_every_core}
     assert busy == {"prepare", "bpe", "tokenize", "pretrain", "finetune", "layer_transfer", "transfer_curve"}
 
 
@@ -246,3 +246,55 @@ def test_the_table5_plot_reads_columns_the_ablation_table_has():
                if entry.get("template") == "bar_horizontal"]
     assert bars["y"] == {"results/ablation.csv": "method"} and bars["x"] == "avg"
     assert (ROOT / "docs/results/ablation.csv").read_text().splitlines()[0].startswith("method,avg,")
+
+
+def test_the_readme_draws_the_dag_dvc_yaml_declares():
+    """The README's Mermaid drawing is generated from dvc.yaml (`dag.drawing`): an added stage or dependency that
+    the drawing lacks fails here. To redraw: print(dag.drawing(dag.resolve("dvc.yaml", params)))."""
+    readme = (ROOT / "README.md").read_text()
+    drawn = readme.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    assert drawn == dag.drawing(dag.resolve(ROOT / "dvc.yaml", composed("default")))
+
+
+def test_every_dvc_stage_has_one_row_in_the_stage_table_and_each_row_a_stage():
+    from gpt1.stage_table import STAGES, module_name
+
+    declared = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    assert {module_name(command) for command in STAGES} == set(declared)
+
+
+def test_a_new_stage_is_a_module_a_table_row_and_a_dvc_yaml_entry(tmp_path):
+    """In a copy of the project, a stage added with only its module, its row in gpt1/stage_table.py and its dvc.yaml
+    entry runs through the CLI (with its own log) and is planned by Snakemake with its log and threads."""
+    import subprocess
+    import sys
+
+    for name in ("gpt1", "workflow", "profiles"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("params.yaml", "dvc.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "gpt1/stages/word_count.py").write_text(
+        '"""Stage `word-count`: the corpus\'s words."""\n\n'
+        "from pathlib import Path\n\n\n"
+        "def main(args, params) -> None:\n"
+        "    Path('results').mkdir(exist_ok=True)\n"
+        "    Path('results/word_count.txt').write_text(str(params.seed))\n")
+    table = tmp_path / "gpt1/stage_table.py"
+    table.write_text(table.read_text().replace(
+        "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n",
+        "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n"
+        '    "word-count": StageSpec("count words", work="text", report="Corpus"),\n'))
+    declared = yaml.safe_load((tmp_path / "dvc.yaml").read_text())
+    declared["stages"]["word_count"] = {"cmd": "gpt1 word-count", "deps": ["gpt1/stages/word_count.py"],
+                                        "params": ["seed"], "outs": [{"results/word_count.txt": {"cache": False}}]}
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump(declared, sort_keys=False))
+    environment = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    plan = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "3", "results/word_count.txt"],
+                          cwd=tmp_path, env=environment, capture_output=True, text=True)
+    assert plan.returncode == 0, plan.stderr + plan.stdout
+    assert "rule word_count:" in plan.stdout and "log: logs/word-count.log" in plan.stdout
+    assert "threads: 3" in plan.stdout  # text work: every core
+    run = subprocess.run([sys.executable, "-m", "gpt1.cli", "word-count"], cwd=tmp_path, env=environment,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "results/word_count.txt").read_text() == "1234" and (tmp_path / "logs/word-count.log").is_file()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpt1.cli import STAGES
+from gpt1.stage_table import STAGES, module_name
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "gpt1"
@@ -36,7 +36,7 @@ def imported_from(tree: ast.AST) -> set[str]:
 
 def test_every_cli_stage_is_a_module_of_gpt1_stages_with_a_main():
     names = {path.stem for path in (PACKAGE / "stages").glob("*.py")} - {"__init__"}
-    assert {module for module, _ in STAGES.values()} == names
+    assert {module_name(command) for command in STAGES} == names
     for name in names:
         assert "\ndef main(args, params" in (PACKAGE / "stages" / f"{name}.py").read_text(), name
 
@@ -107,3 +107,11 @@ def test_kept_checkpoints_are_the_step_files_by_update(tmp_path):
     assert layout.kept_checkpoints(tmp_path) == {3: tmp_path / "step_3.safetensors",
                                                  120: tmp_path / "step_120.safetensors"}
     assert layout.pretraining_checkpoint("lstm", 3, tmp_path).parent == layout.pretraining_checkpoints("lstm", tmp_path)
+
+
+def test_nothing_points_outside_the_project():
+    """A user's clone has only the project: no README, doc, code or workflow file may send them to ../shared."""
+    texts = [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *PACKAGE.rglob("*.py"), *ROOT.glob("workflow/**/*"),
+             *ROOT.glob("profiles/*.yaml"), ROOT / "params.yaml", ROOT / "dvc.yaml", ROOT / "Makefile"]
+    pointing = [str(path.relative_to(ROOT)) for path in texts if path.is_file() and "../shared" in path.read_text()]
+    assert not pointing, f"these refer to ../shared, which a clone does not have: {pointing}"
