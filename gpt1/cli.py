@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -95,15 +96,22 @@ def log_path(args) -> Path:
 
 
 def _configure_logging(args) -> None:
-    stage = args.stage
-    path = log_path(args)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    formatter = logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s")
-    file_handler = logging.FileHandler(path, mode="w")
-    file_handler.setFormatter(formatter)
+    """The job's log file and stderr. Under torchrun only rank 0 writes the file (every rank opening it with "w"
+    would truncate it), appending where `gpt1 pretrain` launched the processes and began the log itself."""
+    from gpt1.train.launch import LAUNCHED
+
+    stage, rank = args.stage, int(os.environ.get("RANK", "0"))
     console = logging.StreamHandler(sys.stderr)
-    console.setFormatter(logging.Formatter(f"gpt1 {stage}: %(message)s"))
-    logging.basicConfig(level=logging.INFO, handlers=[file_handler, console], force=True)
+    console.setFormatter(logging.Formatter(f"gpt1 {stage}: %(message)s" if rank == 0 else
+                                           f"gpt1 {stage} (rank {rank}): %(message)s"))
+    handlers: list[logging.Handler] = [console]
+    if rank == 0:
+        path = log_path(args)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.FileHandler(path, mode="a" if os.environ.get(LAUNCHED) else "w")
+        file_handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        handlers.append(file_handler)
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -185,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         handler(args, params)
     except UserError as error:
         print(f"gpt1 {args.stage}: error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
     except FileNotFoundError as error:
         if args.stage not in STAGES:
             raise

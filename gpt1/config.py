@@ -153,7 +153,10 @@ class PretrainParams(Section):
     # auto: bf16 autocast where the hardware has native bf16 (CUDA, AVX512-BF16/AMX CPUs), else fp32
     dtype: Literal["auto", "float32", "bfloat16"]
     compile: bool
-    micro_batch_size: int = Field(ge=1, description="sequences per forward pass on one device")
+    # auto: one per GPU the job is given (SLURM's or CUDA_VISIBLE_DEVICES), else one; above one, `gpt1 pretrain`
+    # starts them through torchrun's launcher (gpt1/train/launch.py)
+    processes_per_node: Literal["auto"] | Annotated[StrictInt, Field(ge=1, le=64)]
+    micro_batch_size: int = Field(ge=1, description="the most sequences per forward pass on one device")
     tokens_per_update: int = Field(ge=1, description="tokens per optimizer step, all devices and accumulation")
     max_steps: int = Field(ge=0, description="0: no training, only with init_from (use released weights as they are)")
     warmup_steps: int = Field(ge=0)

@@ -2,4 +2,7 @@
 
 
 class UserError(Exception):
-    """A problem in the user's input; the CLI prints the message alone, without a traceback."""
+    """A problem in the user's input; the CLI prints the message alone, without a traceback, and exits with
+    `exit_code`."""
+
+    exit_code = 2

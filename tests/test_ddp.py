@@ -55,3 +55,43 @@ def test_two_processes_end_with_the_weights_of_one(tmp_path):
     # Only rank 0 wrote: one metrics history, one row per update.
     rows = (folder / "metrics" / "plots" / "metrics" / "train" / "loss.tsv").read_text().splitlines()
     assert len(rows) == 1 + STEPS
+
+
+def test_the_pretrain_command_launches_its_own_processes_through_torchrun(tmp_path):
+    """pretrain.processes_per_node: 2 makes `gpt1 pretrain` start two processes under torchrun's launcher (the
+    same command DVC, Snakemake and a SLURM job run); they end with the one-process weights, and one log holds both
+    the launch and rank 0's training."""
+    from test_resume import cli_project, run_cli
+
+    raw = raw_params(micro_batch_size=2)
+    single = cli_project(tmp_path, "single", raw)
+    assert run_cli(single, "pretrain", "--model", "transformer").returncode == 0
+    raw["pretrain"]["processes_per_node"] = 2
+    launched = cli_project(tmp_path, "launched", raw)
+    done = run_cli(launched, "pretrain", "--model", "transformer")
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    log = (launched / "logs/pretrain/transformer.log").read_text()
+    assert "starting 2 processes on this node through torchrun" in log
+    assert "2 process(es) x 2 micro-batch(es) of 2" in log
+    metrics = json.loads((launched / "results/pretrain/transformer/metrics.json").read_text())
+    assert metrics["world_size"] == 2
+    reference = state_dict(single / "data/pretrain/transformer/model.safetensors")
+    for name, tensor in state_dict(launched / "data/pretrain/transformer/model.safetensors").items():
+        torch.testing.assert_close(tensor, reference[name], rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_auto_starts_one_process_per_gpu_the_job_is_given(monkeypatch):
+    from gpt1.train.launch import process_count
+
+    for name in ("SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(name, raising=False)
+    assert process_count("auto", "auto") == 1  # this machine: no GPU
+    assert process_count(3, "cpu") == 3  # a number is taken as given (gloo processes on a CPU)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    assert process_count("auto", "auto") == 2
+    monkeypatch.setenv("SLURM_GPUS_ON_NODE", "4")  # SLURM's allocation wins
+    assert process_count("auto", "cuda") == 4
+    monkeypatch.setenv("SLURM_GPUS_ON_NODE", "h100:8")
+    assert process_count("auto", "auto") == 8
+    assert process_count("auto", "cpu") == 1  # GPUs, but the params say CPU

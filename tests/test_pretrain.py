@@ -27,7 +27,7 @@ from gpt1.stages.pretrain import run
 from gpt1.train.loop import build_optimizer, load_state
 from gpt1.layout import pretraining_checkpoint
 from gpt1.train.pretrain import _log_step
-from gpt1.train.pretrain_settings import Settings, accumulation_steps
+from gpt1.train.pretrain_settings import Settings, batch_split
 from gpt1.layout import checkpoint_steps, training_updates
 from gpt1.train.schedules import warmup_cosine
 import tiny
@@ -133,13 +133,27 @@ def test_pretraining_settings_take_each_models_own_section_or_name_the_kinds():
         Settings.of(params, "gru")
 
 
-def test_accumulation_fills_tokens_per_update_or_says_why_not():
+def test_the_batch_split_fills_tokens_per_update_or_names_the_keys_to_change():
     params = parse_params(tiny_raw_params(micro_batch_size=2, tokens_per_update=128))
     length = params.model.n_positions
-    assert accumulation_steps(params.pretrain, length, world_size=1) == 4  # 2 x 16 x 4 = 128
-    assert accumulation_steps(params.pretrain, length, world_size=2) == 2
-    with pytest.raises(UserError, match="tokens_per_update 128 is not divisible.*3 process"):
-        accumulation_steps(params.pretrain, length, world_size=3)
+    assert batch_split(params.pretrain, length, world_size=1) == (2, 4)  # 2 x 16 x 4 = 128
+    assert batch_split(params.pretrain, length, world_size=2) == (2, 2)
+    assert batch_split(params.pretrain, length, world_size=8) == (1, 1)  # one window each: the micro-batch shrinks
+    with pytest.raises(UserError, match=r"tokens_per_update 128 is not a whole number of model.n_positions 16 token "
+                                        r"windows for each of 3 process\(es\).*pretrain.processes_per_node"):
+        batch_split(params.pretrain, length, world_size=3)
+
+
+@pytest.mark.parametrize("processes", [1, 2, 4, 8])
+def test_the_paper_profile_trains_the_same_updates_on_1_2_4_or_8_processes(processes):
+    """64 sequences of 512 tokens per update: 16 per pass on one GPU (4 passes), 8 per GPU on 8 (8 x 16 x 512 was
+    twice the update before the micro-batch could shrink)."""
+    from gpt1.params_files import compose_raw
+
+    params = parse_params(compose_raw(ROOT / "params.yaml", [ROOT / "profiles/paper.yaml"])[0])
+    micro, accumulation = batch_split(params.pretrain, params.model.n_positions, processes)
+    assert micro <= params.pretrain.micro_batch_size
+    assert micro * params.model.n_positions * accumulation * processes == params.pretrain.tokens_per_update == 32768
 
 
 def test_optimizer_is_adamw_with_the_paper_settings_and_decay_on_matrices_only():

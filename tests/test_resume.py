@@ -250,3 +250,50 @@ def test_a_kill_at_any_point_resumes_to_the_uninterrupted_weights(tmp_path, faul
     reference_checkpoints = tmp_path / "uninterrupted" / "out" / "checkpoints"
     assert [(p.name, p.read_bytes()) for p in sorted((out / "checkpoints").iterdir())] == \
         [(p.name, p.read_bytes()) for p in sorted(reference_checkpoints.iterdir())]
+
+
+def cli_project(tmp_path: Path, name: str, raw: dict) -> Path:
+    """A project folder for `gpt1 pretrain` run as a user runs it: params.yaml and data/tokens."""
+    import yaml
+
+    project = tmp_path / name
+    write_tokens(project / "data" / "tokens")
+    (project / "params.yaml").write_text(yaml.safe_dump(raw))
+    return project
+
+
+def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gpt1.cli", *args], cwd=project, capture_output=True, text=True,
+                          env=subprocess_environment(), timeout=300)
+
+
+def test_sigterm_saves_the_resume_state_and_exits_to_be_retried_then_resumes_to_the_same_weights(tmp_path):
+    """SLURM's time limit and pre-emption send SIGTERM (then SIGKILL): the run finishes its update, saves its state
+    though no periodic save is due, exits with 143 so the job is retried, and the retry ends where an uninterrupted
+    run ends, bit for bit."""
+    raw = tiny_raw_params(max_steps=400, save_interval=10_000, eval_interval=100, checkpoints=5)
+    uninterrupted = cli_project(tmp_path, "uninterrupted", raw)
+    assert run_cli(uninterrupted, "pretrain", "--model", "transformer").returncode == 0
+
+    project = cli_project(tmp_path, "stopped", raw)
+    out = project / "data" / "pretrain" / "transformer"
+    process = subprocess.Popen([sys.executable, "-m", "gpt1.cli", "pretrain", "--model", "transformer"], cwd=project,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_environment())
+    deadline = time.monotonic() + 120
+    while not (out / "resume-checkpoints" / "step_1.safetensors").exists() and process.poll() is None \
+            and time.monotonic() < deadline:
+        time.sleep(0.005)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 143, stderr[-2000:]
+    state = torch.load(out / "resume.pt", map_location="cpu", weights_only=True)
+    assert 1 <= state["step"] < 400
+    assert f"stopped by SIGTERM after update {state['step']} of 400" in stderr.splitlines()[-1]
+    assert not (out / "model.safetensors").exists()
+
+    assert run_cli(project, "pretrain", "--model", "transformer").returncode == 0
+    assert f"at update {state['step']}" in (project / "logs/pretrain/transformer.log").read_text()  # resumed there
+    reference = state_dict(uninterrupted / "data/pretrain/transformer/model.safetensors")
+    for name, tensor in state_dict(out / "model.safetensors").items():
+        assert torch.equal(tensor, reference[name]), name
+    assert not (out / "resume.pt").exists()

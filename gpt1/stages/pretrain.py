@@ -38,4 +38,11 @@ def add_arguments(parser) -> None:
 
 
 def main(args, params: Params) -> None:
+    from gpt1.train import launch
+
+    processes = launch.process_count(params.pretrain.processes_per_node, params.pretrain.device)
+    if processes > 1 and not launch.under_launcher():
+        profiles = [f"--profile={path}" for path in args.profile]
+        launch.run_processes(processes, [f"--params={args.params}", *profiles, "pretrain", f"--model={args.model}"])
+        return
     run(params, args.model)

@@ -38,8 +38,9 @@ from gpt1.train import distributed, precision
 from gpt1.train.flops import flops_per_token, model_flops_utilisation
 from gpt1.atomic import atomic_directory, remove_stale_temporaries
 from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplexity, windows_to_batch
-from gpt1.train.pretrain_settings import Kind, Settings, accumulation_steps, run_signature
+from gpt1.train.pretrain_settings import Kind, Settings, batch_split, run_signature
 from gpt1.train.distributed import seed_everything
+from gpt1.train.interrupt import StopRequest, Stopped
 from gpt1.train.loop import TrainingState, load_state, save_state, set_aside
 from gpt1.layout import CHECKPOINTS, MODEL_FILE, checkpoint_file, checkpoint_steps, kept_checkpoints, training_updates
 from gpt1.train.schedules import warmup_cosine
@@ -84,7 +85,7 @@ class Trainer:
         self.p, self.kind, self.runtime = settings.pretrain, kind, runtime
         self.out_dir, self.metrics_dir = out_dir, metrics_dir
         self.length, self.max_steps = settings.n_positions, training_updates(self.p, kind)
-        self.accumulation = accumulation_steps(self.p, self.length, runtime.world_size)
+        self.micro_batch, self.accumulation = batch_split(self.p, self.length, runtime.world_size)
         if not (tokens_dir / "meta.json").is_file():
             raise UserError(f"{tokens_dir / 'meta.json'} not found; run the tokenize stage first")
         vocab_size = json.loads((tokens_dir / "meta.json").read_text())["vocab_size"]
@@ -137,7 +138,7 @@ class Trainer:
     def _micro_batches(self) -> list:
         """This rank's share of the next update. Sequence numbers are global: rank r takes micro-batches
         r*A .. r*A + A - 1 of the update, so the update sees the same sequences whatever the number of processes."""
-        micro, device = self.p.micro_batch_size, self.runtime.device
+        micro, device = self.micro_batch, self.runtime.device
 
         def loss_of(first: int):
             inputs, targets = self.sampler.batch(first, micro)
@@ -150,7 +151,7 @@ class Trainer:
         """One optimiser update over the global batch; returns (mean loss over all ranks, grad norm)."""
         no_sync = self.train_model.no_sync if self.runtime.distributed else None
         losses, grad_norm = self.state.update(self._micro_batches(), self.p.grad_clip, no_sync, self.autocast)
-        self.state.position += self.p.micro_batch_size * self.accumulation * self.runtime.world_size
+        self.state.position += self.micro_batch * self.accumulation * self.runtime.world_size
         mean_loss = distributed.all_reduce_sum(losses[0], self.runtime) / self.runtime.world_size
         return mean_loss.item(), grad_norm
 
@@ -174,39 +175,43 @@ class Trainer:
             log.info("%s: %d parameters, %d update(s) of %d tokens (%d process(es) x %d micro-batch(es) of %d), "
                      "unigram validation perplexity %.1f", self.kind, self.model.num_parameters(), self.max_steps,
                      self.p.tokens_per_update, self.runtime.world_size, self.accumulation,
-                     self.p.micro_batch_size, self.unigram)
+                     self.micro_batch, self.unigram)
         self.model.train()
         progress = tqdm(total=self.max_steps, initial=state.step, desc=f"pretrain {self.kind}", unit="update",
                         disable=None if main else True)
         train_seconds = 0.0
-        while state.step < self.max_steps:
-            learning_rate = state.learning_rate
-            started = time.perf_counter()
-            loss, grad_norm = self._update()
-            seconds = time.perf_counter() - started
-            train_seconds += seconds
-            entry = {"step": state.step, "train/loss": loss, "train/learning_rate": learning_rate,
-                     "train/grad_norm": grad_norm, "train/tokens": state.step * self.p.tokens_per_update,
-                     "train/tokens_per_second": self.p.tokens_per_update / seconds}
-            if self.runtime.device.type == "cuda":  # the GPU yardstick; meaningless against a CPU
-                entry["train/mfu_h100_bf16"] = model_flops_utilisation(
-                    entry["train/tokens_per_second"] / self.runtime.world_size, self._flops_per_token())
-            if state.step % self.p.eval_interval == 0 or state.step == self.max_steps:
-                val_loss = self._evaluate()
-                entry.update({"val/loss": val_loss, "val/perplexity": math.exp(val_loss)})
-                if main:
-                    log.info("update %d: train loss %.4f, val loss %.4f, val perplexity %.2f", state.step, loss,
-                             val_loss, math.exp(val_loss))
-            state.history.append(entry)
-            _log_step(live, entry)
-            if main and "val/loss" in entry:
-                live.make_summary()  # at evaluations only: DVCLive's per-step sync costs more the longer the run
-            if main and state.step in self.checkpoint_steps:
-                save_model(self.model, self.staging / checkpoint_file(state.step))
-            if state.step % self.p.save_interval == 0 and state.step < self.max_steps:
-                save_state(self.state, self.resume_path, self.signature, self.runtime)
-            progress.update(1)
-            progress.set_postfix(loss=f"{loss:.3f}", tokens_per_s=f"{entry['train/tokens_per_second']:,.0f}")
+        with StopRequest() as stop:  # SIGTERM: finish this update, save the resume state, exit to be retried
+            while state.step < self.max_steps:
+                learning_rate = state.learning_rate
+                started = time.perf_counter()
+                loss, grad_norm = self._update()
+                seconds = time.perf_counter() - started
+                train_seconds += seconds
+                entry = {"step": state.step, "train/loss": loss, "train/learning_rate": learning_rate,
+                         "train/grad_norm": grad_norm, "train/tokens": state.step * self.p.tokens_per_update,
+                         "train/tokens_per_second": self.p.tokens_per_update / seconds}
+                if self.runtime.device.type == "cuda":  # the GPU yardstick; meaningless against a CPU
+                    entry["train/mfu_h100_bf16"] = model_flops_utilisation(
+                        entry["train/tokens_per_second"] / self.runtime.world_size, self._flops_per_token())
+                if state.step % self.p.eval_interval == 0 or state.step == self.max_steps:
+                    val_loss = self._evaluate()
+                    entry.update({"val/loss": val_loss, "val/perplexity": math.exp(val_loss)})
+                    if main:
+                        log.info("update %d: train loss %.4f, val loss %.4f, val perplexity %.2f", state.step, loss,
+                                 val_loss, math.exp(val_loss))
+                state.history.append(entry)
+                _log_step(live, entry)
+                if main and "val/loss" in entry:
+                    live.make_summary()  # at evaluations only: DVCLive's per-step sync costs more the longer the run
+                if main and state.step in self.checkpoint_steps:
+                    save_model(self.model, self.staging / checkpoint_file(state.step))
+                if state.step % self.p.save_interval == 0 and state.step < self.max_steps:
+                    save_state(self.state, self.resume_path, self.signature, self.runtime)
+                progress.update(1)
+                progress.set_postfix(loss=f"{loss:.3f}", tokens_per_s=f"{entry['train/tokens_per_second']:,.0f}")
+                if state.step < self.max_steps and stop.requested(self.runtime):
+                    progress.close()
+                    self._stop(stop)
         progress.close()
         if not state.history:  # max_steps 0: the imported weights as they are, evaluated once
             val_loss = self._evaluate()
@@ -232,6 +237,14 @@ class Trainer:
             shutil.rmtree(self.staging, ignore_errors=True)
         distributed.barrier(self.runtime)
         return result
+
+    def _stop(self, stop: StopRequest) -> None:
+        """Save the resume state (whatever save_interval says) and stop with the status that gets the job retried."""
+        save_state(self.state, self.resume_path, self.signature, self.runtime)
+        distributed.barrier(self.runtime)
+        raise Stopped(f"pretrain {self.kind}: stopped by {stop.received.name if stop.received else 'another process'}"
+                      f" after update {self.state.step} of {self.max_steps}; its resume state is saved in "
+                      f"{self.resume_path}: run the stage again to continue from there")
 
     def _publish(self) -> None:
         """Move the finished run's checkpoints to their final place, then write the final model."""

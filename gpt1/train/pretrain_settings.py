@@ -32,15 +32,20 @@ class Settings:
         return cls(params.pretrain, sizes[kind], params.model.n_positions, params.seed)
 
 
-def accumulation_steps(p: PretrainParams, length: int, world_size: int) -> int:
-    """Micro-batches per process per update: tokens_per_update = micro x n_positions (`length`) x this x world."""
-    per_pass = p.micro_batch_size * length * world_size
-    if p.tokens_per_update % per_pass:
+def batch_split(p: PretrainParams, length: int, world_size: int) -> tuple[int, int]:
+    """(sequences per forward pass, micro-batches per process per update) for `world_size` processes:
+    tokens_per_update = micro x n_positions (`length`) x accumulation x processes, with micro the largest number
+    of sequences up to pretrain.micro_batch_size that divides each process's share. The same params thus give the
+    same updates on 1 or 8 processes; only the order of summing gradients differs."""
+    per_process = p.tokens_per_update / (length * world_size)
+    if per_process != int(per_process) or per_process < 1:
         raise UserError(
-            f"pretrain.tokens_per_update {p.tokens_per_update} is not divisible by micro_batch_size "
-            f"{p.micro_batch_size} x model.n_positions {length} x {world_size} process(es) = {per_pass}; "
-            f"make it a multiple of {per_pass}")
-    return p.tokens_per_update // per_pass
+            f"pretrain.tokens_per_update {p.tokens_per_update} is not a whole number of model.n_positions {length} "
+            f"token windows for each of {world_size} process(es); make it a multiple of {length * world_size}, or "
+            "change pretrain.processes_per_node")
+    per_process = int(per_process)
+    micro = max(size for size in range(1, min(p.micro_batch_size, per_process) + 1) if per_process % size == 0)
+    return micro, per_process // micro
 
 
 def run_signature(settings: Settings, kind: Kind, config: TransformerConfig | LSTMConfig, train_tokens: int) -> str:
