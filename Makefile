@@ -5,20 +5,35 @@ VENV := .venv
 BIN := $(VENV)/bin
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install repro snakemake test clean
+LOCK := requirements/lock.txt
 
-$(BIN)/gpt1: pyproject.toml
+.PHONY: install repro snakemake test test-cluster lock clean
+
+$(BIN)/uv:
 	$(PYTHON) -m venv $(VENV)
 	# pip 25+ refuses sdists whose metadata names a direct-URL dependency (bigbench does), even with
 	# --no-deps, and `gpt1 download` fetches such archives with `pip download`.
-	$(BIN)/pip install --quiet "pip>=23,<25" uv
+	$(BIN)/pip install --quiet "pip>=23,<25" "uv==0.13.9"
+
+$(BIN)/gpt1: pyproject.toml $(LOCK) | $(BIN)/uv
 	# torch first and pinned, by pip (which also reads a machine's own wheel folders and indexes from pip.conf):
 	# an unpinned resolve would pull several GB of CUDA packages.
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	# The rest with uv, several times faster than pip; pip where uv cannot reach the registry (uv reads its
-	# own settings, UV_INDEX_URL, not pip's).
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e ".[test]" || $(BIN)/pip install --quiet -e ".[test]"
+	# Everything else exactly as locked, versions and hashes (test and cluster extras included), then the project
+	# itself with nothing resolved again. uv is several times faster than pip; pip where uv cannot reach the
+	# registry (uv reads its own settings, UV_INDEX_URL, not pip's).
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --require-hashes --no-deps -r $(LOCK) \
+	  || $(BIN)/pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e . || $(BIN)/pip install --quiet --no-deps -e .
 	touch $@
+
+# After a change to pyproject.toml's dependencies: re-resolve the newest versions that satisfy them into the lock
+# (tests/test_lock.py fails until then). uv must find torch's CPU build: pip's wheel folder where set
+# (PIP_FIND_LINKS), or PyTorch's CPU index in UV_EXTRA_INDEX_URL.
+lock: | $(BIN)/uv
+	$(BIN)/uv pip compile pyproject.toml --extra test --extra cluster --generate-hashes --python-version 3.11 \
+	  --no-emit-package torch --override requirements/torch-cpu.txt \
+	  $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS)) --quiet -o $(LOCK)
 
 install: $(BIN)/gpt1
 
