@@ -8,7 +8,13 @@ warm-up, so a slow patch of a shared machine hits both; the reported figure is t
 Each result carries two yardsticks for the achieved FLOP rate (gpt1.train.flops.flops_per_token: 6 N + 12 L d T
 per token): the machine's own matrix product, measured in the same process at the same precision and thread
 count (2048³ on a CPU, 8192³ on a GPU; the median of several), so that "fraction of matmul" means the same on
-every machine; and, on a GPU, MFU against H100 dense bf16 (989 TFLOP/s).
+every machine; and MFU against the device's peak at the precision used (gpt1.train.flops): a known GPU's
+data-sheet figure (on CUDA fp32 means TF32, which the benchmark allows), a CPU's own measured matmul, and no MFU
+for a GPU the table does not know. The peak used is named in the printed line and the JSON.
+
+Named configs: `default` (params.yaml's model) and `mid` at the corpus vocabulary (data/tokens/meta.json, or
+GPT-1's when absent), and `paper`, GPT-1's own sizes, which reads no data folder at all. On CUDA, with no
+config named, the benchmark measures `paper`: a GPU run is for the model the project trains there.
 """
 
 from __future__ import annotations
@@ -23,13 +29,19 @@ from typing import Callable
 import torch
 
 from gpt1 import layout
+from gpt1.errors import UserError
 from gpt1.model.lm import GPT1, TransformerConfig, decay_groups
 from gpt1.train import precision
-from gpt1.train.flops import flops_per_token, model_flops_utilisation
+from gpt1.train.flops import Peak, flops_per_token, gpu_peak, measured_peak, model_flops_utilisation
 from gpt1.train.loop import build_optimizer
 
 # A mid-size shape between the CPU default and GPT-1 (the task's suggestion).
 MID_SIZE = dict(n_layer=6, d_model=512, n_head=8, d_ff=2048, n_positions=256)
+# GPT-1 (the paper, Section 4.1): 12 layers of 768 with 12 heads, 3072-wide MLPs, 512 positions, dropout 0.1,
+# and the released BPE's 40,478 tokens (~116.5M parameters; the paper rounds to 117M).
+PAPER_SIZE = dict(vocab_size=40478, n_positions=512, n_layer=12, n_head=12, d_model=768, d_ff=3072,
+                  embd_dropout=0.1, attn_dropout=0.1, resid_dropout=0.1)
+CONFIG_NAMES = ("default", "mid", "paper")
 
 
 def build_reference(config: TransformerConfig) -> torch.nn.Module:
@@ -119,20 +131,35 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
             seconds[name].append(_time(steps_by_name[name], steps, device_))
     tokens_per_step = batch * seq
     size, matmul_flops = matmul_throughput(device_, torch.bfloat16 if bf16 else torch.float32)
+    peak = device_peak(device_, bf16, size, matmul_flops)
     result: dict = {"config": {**config.__dict__}, "batch": batch, "seq": seq, "steps": steps, "rounds": rounds,
-                    "device": str(device_), "threads": torch.get_num_threads(), "compile": compile,
-                    "precision": "bf16 autocast" if bf16 else "fp32", "cpu_capability": cpu_capability(),
-                    "matmul": {"size": size, "tflops": matmul_flops / 1e12}}
+                    "device": str(device_), "device_name": device_name(device_), "threads": torch.get_num_threads(),
+                    "compile": compile, "precision": "bf16 autocast" if bf16 else "fp32",
+                    "cpu_capability": cpu_capability(), "matmul": {"size": size, "tflops": matmul_flops / 1e12},
+                    "peak": None if peak is None else {"name": peak.name, "tflops": peak.flops / 1e12}}
     for name, values in seconds.items():
         tokens_per_second = tokens_per_step * steps / statistics.median(values)
         result[name] = {"tokens_per_second": tokens_per_second,
                         "rounds_tokens_per_second": [tokens_per_step * steps / value for value in values],
                         "achieved_tflops": tokens_per_second * per_token / 1e12,
                         "fraction_of_matmul": tokens_per_second * per_token / matmul_flops,
-                        "mfu_h100_bf16": model_flops_utilisation(tokens_per_second, per_token)}
+                        "mfu": None if peak is None else model_flops_utilisation(tokens_per_second, per_token,
+                                                                                 peak.flops)}
     result["flops_per_token"] = per_token
     result["ratio"] = result["gpt1"]["tokens_per_second"] / result["transformers"]["tokens_per_second"]
     return result
+
+
+def device_name(device: torch.device) -> str:
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+
+
+def device_peak(device: torch.device, bf16: bool, matmul_size: int, matmul_flops: float) -> Peak | None:
+    """What MFU is taken against: on CUDA the GPU's data-sheet peak at bf16 or, for fp32, TF32 (which
+    run_benchmark allows); elsewhere the matmul just measured at the precision used. None: an unknown GPU."""
+    if device.type == "cuda":
+        return gpu_peak(device_name(device), "bf16" if bf16 else "tf32")
+    return measured_peak(matmul_size, matmul_flops, "bf16" if bf16 else "fp32")
 
 
 def cpu_capability() -> str:
@@ -142,6 +169,29 @@ def cpu_capability() -> str:
         flags = set(Path("/proc/cpuinfo").read_text().split())
     shown = [flag for flag in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if flag in flags]
     return f"{torch.backends.cpu.get_cpu_capability()} kernels; CPU flags {' '.join(shown) or 'unknown'}"
+
+
+def paper_config() -> TransformerConfig:
+    """GPT-1's sizes, whatever params.yaml and the data folder hold."""
+    return TransformerConfig(**PAPER_SIZE)
+
+
+def corpus_vocab_size() -> int:
+    """The tokenized corpus's vocabulary (data/tokens/meta.json), else GPT-1's BPE with the 3 special tokens."""
+    meta = layout.TOKENS / "meta.json"
+    return json.loads(meta.read_text())["vocab_size"] if meta.is_file() else 40478 + 3
+
+
+def named_configs(names: list[str], model_params, vocab_size: int | None = None) -> dict[str, TransformerConfig]:
+    """The configs `names` (CONFIG_NAMES) call for; the corpus vocabulary is read only when default or mid
+    needs it and `vocab_size` is not given."""
+    unknown = [name for name in names if name not in CONFIG_NAMES]
+    if unknown:
+        raise UserError(f"unknown benchmark config {unknown[0]!r}; use {', '.join(CONFIG_NAMES)}")
+    if any(name != "paper" for name in names) and vocab_size is None:
+        vocab_size = corpus_vocab_size()
+    return {name: paper_config() if name == "paper" else default_configs(model_params, vocab_size)[name]
+            for name in names}
 
 
 def default_configs(model_params, vocab_size: int) -> dict[str, TransformerConfig]:
@@ -164,22 +214,24 @@ def format_result(name: str, result: dict) -> str:
             f"tok/s, ratio {result['ratio']:.2f}x; gpt1 {ours['achieved_tflops'] * 1e3:,.0f} GFLOP/s = "
             f"{ours['fraction_of_matmul']:.0%} of this machine's {result['matmul']['size']}³ matmul "
             f"({result['matmul']['tflops'] * 1e3:,.0f} GFLOP/s), transformers {reference['fraction_of_matmul']:.0%}")
-    if result["device"].startswith("cuda"):
-        line += f", gpt1 MFU {ours['mfu_h100_bf16']:.1%} (H100 bf16 peak)"
+    peak = result["peak"]
+    if peak is None:
+        line += f"; MFU unknown (no known peak for {result['device_name']})"
+    else:
+        line += (f"; MFU gpt1 {ours['mfu']:.1%}, transformers {reference['mfu']:.1%} of {peak['name']} "
+                 f"({peak['tflops']:.4g} TFLOP/s)")
     return line
 
 
 def main(params, configs: list[str] | None = None, batch: int | None = None, steps: int = 5,
          warmup: int = 2, rounds: int = 5, device: str = "auto", compile: bool = False,
          vocab_size: int | None = None, output=None, threads: int | None = None, dtype: str = "auto") -> dict:
-    """What `gpt1 benchmark` runs: every named config (default, mid), printed and returned as a dict."""
-    if vocab_size is None:
-        meta = layout.TOKENS / "meta.json"
-        vocab_size = json.loads(meta.read_text())["vocab_size"] if meta.is_file() else 40478 + 3
-    available = default_configs(params.model, vocab_size)
+    """What `gpt1 benchmark` runs: every named config (CONFIG_NAMES; none named: default and mid, or paper on
+    CUDA), printed and returned as a dict."""
+    if not configs:
+        configs = ["paper"] if precision.resolve_device(device, key="--device").type == "cuda" else ["default", "mid"]
     results = {}
-    for name in configs or list(available):
-        config = available[name]
+    for name, config in named_configs(configs, params.model, vocab_size).items():
         micro_batch = batch or params.pretrain.micro_batch_size
         results[name] = run_benchmark(config, micro_batch, config.n_positions, steps, warmup, rounds,
                                       device=device, compile=compile, threads=threads, dtype=dtype)

@@ -95,3 +95,22 @@ def test_auto_starts_one_process_per_gpu_the_job_is_given(monkeypatch):
     monkeypatch.setenv("SLURM_GPUS_ON_NODE", "h100:8")
     assert process_count("auto", "auto") == 8
     assert process_count("auto", "cpu") == 1  # GPUs, but the params say CPU
+
+
+def test_a_compiled_model_under_ddp_trains_to_the_eager_weights(tmp_path):
+    """pretrain.compile: true (torch.compile of the DDP-wrapped model, the fused LM loss inside) on two gloo
+    processes ends with the eager one-process weights within float tolerance: compilation changes the kernels'
+    summation order, never the arithmetic."""
+    from test_resume import cli_project, run_cli
+
+    raw = raw_params(micro_batch_size=2)
+    eager = cli_project(tmp_path, "eager", raw)
+    assert run_cli(eager, "pretrain", "--model", "transformer").returncode == 0
+    raw["pretrain"].update(processes_per_node=2, compile=True)
+    compiled = cli_project(tmp_path, "compiled", raw)
+    done = run_cli(compiled, "pretrain", "--model", "transformer")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "training through torch.compile (of the DDP-wrapped model)" in (compiled / "logs/pretrain/transformer.log").read_text()
+    reference = state_dict(eager / "data/pretrain/transformer/model.safetensors")
+    for name, tensor in state_dict(compiled / "data/pretrain/transformer/model.safetensors").items():
+        torch.testing.assert_close(tensor, reference[name], rtol=1e-4, atol=1e-5, msg=name)

@@ -229,10 +229,15 @@ def test_save_weights_flag_writes_the_fine_tuned_model(workspace):
 
 # --- heads and objective -------------------------------------------------------------------------------------
 
-def tiny_task_model(spec: TaskSpec, dropout: float = 0.0, classifier_dropout: float = 0.1) -> TaskModel:
+def tiny_task_model(spec: TaskSpec, dropout: float = 0.0, classifier_dropout: float = 0.1,
+                    kind: str = "transformer") -> TaskModel:
     torch.manual_seed(0)
-    lm = build_model("transformer", dict(vocab_size=50, n_positions=32, n_layer=2, n_head=2, d_model=32, d_ff=64,
-                                         embd_dropout=dropout, attn_dropout=dropout, resid_dropout=dropout))
+    if kind == "lstm":
+        lm = build_model("lstm", dict(vocab_size=50, n_layer=1, d_embed=32, d_hidden=48, dropout=dropout))
+    else:
+        lm = build_model("transformer", dict(vocab_size=50, n_positions=32, n_layer=2, n_head=2, d_model=32,
+                                             d_ff=64, embd_dropout=dropout, attn_dropout=dropout,
+                                             resid_dropout=dropout))
     return TaskModel(lm, spec, classifier_dropout)
 
 
@@ -303,6 +308,58 @@ def test_auxiliary_lm_weight_changes_the_loss_by_lambda_times_the_lm_loss():
     assert no_lm is None and torch.equal(without, task_only) and torch.equal(task_only, task_again)
     assert language > 0 and with_lm != without
     torch.testing.assert_close(with_lm, task_again + 0.5 * language)
+
+
+@pytest.mark.parametrize("variant", ["full", "no_pretrain", "no_aux_lm", "lstm"])
+def test_every_loss_term_is_made_on_the_models_device_in_one_float_dtype(variant):
+    """An update stacks (L3, L2, L1) on the model's device. With the default device set to `meta`, the CPU model
+    stands in for a GPU one: a tensor made without naming a device (a bare `torch.zeros(())` for the L1 that
+    λ = 0 skips, a dropout mask) lands on meta here as it lands on the CPU beside a CUDA model."""
+    from gpt1 import methods
+
+    model = tiny_task_model(SPECS["rt_polarity"], dropout=0.1, kind=methods.method(variant).starts_from or
+                            "transformer").train()
+    batch = collate([EncodedExample(((40, 1, 2, 3, 42),), 1), EncodedExample(((40, 4, 42),), 0)], regression=False)
+    lm_coef = methods.lm_coef(variant, tiny_params().finetune)
+    with torch.device("meta"):
+        losses = finetune.batch_losses(model, batch, lm_coef)
+    device = next(model.parameters()).device
+    assert len(losses) == 3 and [loss.device for loss in losses] == [device] * 3
+    assert len({loss.dtype for loss in losses}) == 1 and losses[0].dtype.is_floating_point
+    assert (losses[2] == 0).item() == (lm_coef == 0)
+
+
+def test_predictions_reach_the_host_once_per_batch(monkeypatch):
+    """Each read of a GPU tensor on the host waits for the device: one copy per batch, none per row, and the
+    rows' lengths come from the host (Batch.host_lengths), not back from the device."""
+    model = tiny_task_model(SPECS["rt_polarity"]).eval()
+    examples = [EncodedExample(((40, *range(1, 2 + i % 6), 42),), i % 2) for i in range(10)]
+    expected = finetune.predict(model, examples, 4, torch.device("cpu"))
+    reads = []
+    for name in ("cpu", "tolist", "item", "numpy"):
+        def counted(self, *args, _name=name, _original=getattr(torch.Tensor, name), **kwargs):
+            reads.append(_name)
+            return _original(self, *args, **kwargs)
+        monkeypatch.setattr(torch.Tensor, name, counted)
+    outputs = finetune.predict(model, examples, 4, torch.device("cpu"))
+    monkeypatch.undo()
+    assert reads == ["cpu"] * 3  # 10 examples in batches of 4
+    assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+
+
+def test_a_batch_moved_to_the_cpu_is_not_pinned_and_keeps_its_lengths_on_the_host(monkeypatch):
+    """Pinned memory is for copies to a GPU: on a CPU-only machine pinning fails or only costs time."""
+    monkeypatch.setattr(torch.Tensor, "pin_memory", lambda self, *args, **kwargs: pytest.fail("pinned on a CPU"))
+    batch = collate([EncodedExample(((40, 1, 2, 3, 42),), 1), EncodedExample(((40, 4, 42),), 0)], regression=False)
+    moved = batch.to(torch.device("cpu"))
+    assert moved.host_lengths == (5, 3) and torch.equal(moved.lengths, torch.tensor([5, 3]))
+
+
+def test_fine_tuning_announces_its_device_precision_and_why(caplog, tmp_path):
+    caplog.set_level("INFO", logger="gpt1.train.precision")
+    prepared = finetune.prepare(finetune.Settings.of(tiny_params()), tokens=None, pretrain_dir=tmp_path)
+    assert prepared.device == torch.device("cpu")
+    assert "running on cpu in fp32: finetune.device is cpu" in caplog.messages
 
 
 def test_lm_loss_ignores_padding():

@@ -54,7 +54,7 @@ def _batch(lengths, vocab, width=128):
     count = len(lengths)
     return Batch(input_ids=input_ids, lengths=torch.tensor(lengths), example_index=torch.arange(count),
                  slot_index=torch.zeros(count, dtype=torch.long), labels=torch.zeros(count, dtype=torch.long),
-                 slots=1)
+                 slots=1, host_lengths=tuple(lengths))
 
 
 @pytest.mark.parametrize("model", [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 import torch
 
@@ -145,15 +147,43 @@ def test_adam_settings_outside_their_range_stop_at_validation(section, key, valu
         parse_params(raw)
 
 
-def test_cuda_runs_ask_for_deterministic_kernels(monkeypatch):
+@pytest.fixture
+def torch_determinism():
+    """precision.deterministic sets process-wide torch flags: put them back for the tests that follow."""
+    was = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+           torch.utils.deterministic.fill_uninitialized_memory, torch.backends.cudnn.benchmark)
+    yield
+    torch.use_deterministic_algorithms(was[0], warn_only=was[1])
+    torch.utils.deterministic.fill_uninitialized_memory = was[2]
+    torch.backends.cudnn.benchmark = was[3]
+
+
+def test_cuda_runs_ask_for_deterministic_kernels(monkeypatch, torch_determinism):
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
-    was = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
-    try:
-        precision.deterministic(torch.device("cpu"))
-        assert not torch.are_deterministic_algorithms_enabled() or was[0]
-        precision.deterministic(torch.device("cuda", 0))  # a device object; no GPU needed to set the flags
-        assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
-        import os
-        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
-    finally:
-        torch.use_deterministic_algorithms(was[0], warn_only=was[1])
+    was = torch.are_deterministic_algorithms_enabled()
+    precision.deterministic(torch.device("cpu"))
+    assert not torch.are_deterministic_algorithms_enabled() or was
+    precision.deterministic(torch.device("cuda", 0))  # a device object; no GPU needed to set the flags
+    assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
+    import os
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+
+
+def test_deterministic_mode_does_not_fill_fresh_memory_with_nan(torch_determinism):
+    """The NaN fill exposes reads of uninitialised memory, which our kernels never make: it only costs time."""
+    torch.utils.deterministic.fill_uninitialized_memory = True  # torch's default
+    precision.deterministic(torch.device("cuda", 0))
+    assert torch.are_deterministic_algorithms_enabled()
+    assert torch.utils.deterministic.fill_uninitialized_memory is False
+
+
+def test_the_chosen_device_is_announced_with_its_precision_and_why(caplog):
+    caplog.set_level(logging.INFO, logger="gpt1.train.precision")
+    chosen = precision.announce(precision.resolve_device("auto"), "float32", "auto", key="finetune.device")
+    assert caplog.messages == [f"running on {chosen['device']} in fp32: {chosen['reason']}"]
+    if not torch.cuda.is_available():
+        assert chosen["device"] == "cpu" and chosen["precision"] == "fp32"
+        built = "torch built without CUDA" if torch.version.cuda is None else f"torch built with CUDA {torch.version.cuda}"
+        assert chosen["reason"] == f"finetune.device is auto and no CUDA device is visible ({built})"
+    assert precision.announce(torch.device("cpu"), "bfloat16", "cpu", key="pretrain.device") == {
+        "device": "cpu", "precision": "bf16 autocast", "reason": "pretrain.device is cpu"}

@@ -27,7 +27,7 @@ def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
     if not 0.0 <= p < 1.0:
         raise ValueError(f"dropout probability {p} is outside [0, 1)")
     dropped_levels = round(p * _LEVELS)
-    draws = torch.randint(-(1 << 63), (1 << 63) - 1, ((x.numel() + 3) // 4,), dtype=torch.int64)
+    draws = torch.randint(-(1 << 63), (1 << 63) - 1, ((x.numel() + 3) // 4,), dtype=torch.int64, device=x.device)
     keep = draws.view(torch.int16)[: x.numel()].view(x.shape) >= dropped_levels - (1 << 15)
     scale = _LEVELS / (_LEVELS - dropped_levels)
     if x.dtype == torch.float32:

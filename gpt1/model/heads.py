@@ -38,11 +38,23 @@ class Batch:
     slot_index: torch.Tensor  # (N,) its place in that example (similarity order, candidate number)
     labels: torch.Tensor  # (B,) long class/candidate index, or float regression target
     slots: int  # the most sequences any example has (1, 2, or the most candidates)
+    # `lengths` as Python ints, kept on the host: grouping rows by length needs them, and reading them back
+    # from a GPU every batch would make the host wait for the device.
+    host_lengths: tuple[int, ...]
 
     def to(self, device: torch.device | str) -> "Batch":
-        moved = {name: value.to(device) if isinstance(value, torch.Tensor) else value
-                 for name, value in vars(self).items()}
-        return Batch(**moved)
+        """The tensors on `device`. To a GPU they go from pinned (page-locked) memory without blocking, so the
+        host goes on queueing work while they copy; pinning is skipped elsewhere (it needs a GPU, and gains
+        nothing on a CPU)."""
+        device = torch.device(device)
+        return Batch(**{name: _moved(value, device) if isinstance(value, torch.Tensor) else value
+                        for name, value in vars(self).items()})
+
+
+def _moved(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    if device.type == "cuda" and tensor.device.type == "cpu":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
 
 
 def collate(examples: Sequence[EncodedExample], regression: bool) -> Batch:
@@ -61,6 +73,7 @@ def collate(examples: Sequence[EncodedExample], regression: bool) -> Batch:
         slot_index=torch.tensor(slot_index),
         labels=torch.tensor(labels, dtype=torch.float32 if regression else torch.long),
         slots=max(len(example.sequences) for example in examples),
+        host_lengths=tuple(len(sequence) for sequence in sequences),
     )
 
 
@@ -93,7 +106,7 @@ def hidden_states(model: LanguageModel, batch: "Batch") -> torch.Tensor:
     """`model.hidden_states` of a right-padded batch, run as length groups (`length_groups`). Both models are
     causal, so a sequence's states do not depend on the padding after it: grouping changes the work, not the
     result (up to rounding; dropout masks are drawn per group). Padded positions hold zeros."""
-    lengths = batch.lengths.tolist()
+    lengths = batch.host_lengths
     groups = length_groups(lengths) if model.groups_rows_by_length else [list(range(len(lengths)))]
     if len(groups) == 1:
         return model.hidden_states(batch.input_ids)

@@ -69,14 +69,32 @@ def evaluation_starts(tokens: np.ndarray, length: int, eval_tokens: int) -> np.n
     return np.linspace(0, len(tokens) - length - 1, count).round().astype(np.int64)
 
 
+# Tokens counted at a time. np.bincount copies its input to int64, 8 bytes a token: counting a uint16 corpus
+# whole would add four times its size to every rank's memory; in chunks the copy stays under 128 MB.
+COUNT_CHUNK_TOKENS = 1 << 24
+
+
+def token_counts(tokens: np.ndarray, vocab_size: int, chunk_tokens: int = COUNT_CHUNK_TOKENS) -> np.ndarray:
+    """How often each id in [0, vocab_size) occurs (int64; exact, the same as one np.bincount of the whole),
+    counted `chunk_tokens` at a time so that the extra memory is bounded whatever the corpus size."""
+    counts = np.zeros(vocab_size, dtype=np.int64)
+    highest = -1
+    for start in range(0, len(tokens), chunk_tokens):
+        chunk = np.bincount(np.asarray(tokens[start:start + chunk_tokens]), minlength=vocab_size)
+        highest = max(highest, len(chunk) - 1)
+        if len(chunk) == vocab_size:
+            counts += chunk
+    if highest >= vocab_size:
+        raise UserError(f"the training tokens hold ids up to {highest}, beyond vocab_size {vocab_size}; re-run "
+                        "the tokenize stage")
+    return counts
+
+
 def unigram_perplexity(train: np.ndarray, val: np.ndarray, starts: np.ndarray, length: int,
                        vocab_size: int) -> float:
     """Perplexity on the evaluation targets of a unigram model of the training split (add-one smoothing):
     the score any language model must clearly beat."""
-    counts = np.bincount(np.asarray(train), minlength=vocab_size).astype(np.float64)
-    if len(counts) > vocab_size:
-        raise UserError(f"the training tokens hold ids up to {len(counts) - 1}, beyond vocab_size "
-                        f"{vocab_size}; re-run the tokenize stage")
+    counts = token_counts(train, vocab_size).astype(np.float64)
     log_probabilities = np.log(counts + 1.0) - math.log(counts.sum() + vocab_size)
     targets = np.concatenate([np.asarray(val[start + 1:start + length + 1]) for start in starts])
     return float(math.exp(-log_probabilities[targets.astype(np.int64)].mean()))

@@ -33,7 +33,7 @@ from gpt1 import methods
 from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
 from gpt1.layout import RUN_CARD, RUN_METRICS, RUN_WEIGHTS, run_predictions, seed_run
-from gpt1.model.heads import TaskModel, collate
+from gpt1.model.heads import Batch, TaskModel, collate
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.model.transforms import EncodedExample
@@ -57,6 +57,13 @@ def _batches(count: int, size: int, generator: torch.Generator) -> list[list[int
     return [order[start:start + size] for start in range(0, count, size)]
 
 
+def batch_losses(task_model: TaskModel, batch: Batch, lm_coef: float) -> tuple[torch.Tensor, ...]:
+    """(L3, L2, L1) of one batch. Where λ = 0 skips the LM, L1 is a zero made from L2, so it sits on the
+    model's device in L2's dtype: the update stacks the three (a CPU zero beside CUDA losses fails there)."""
+    loss, task_loss, language_loss = task_model.loss(batch, lm_coef)
+    return loss, task_loss, language_loss if language_loss is not None else torch.zeros_like(task_loss)
+
+
 def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: FinetuneParams, lm_coef: float,
           lr: float, seed: int, device: torch.device, label: str = "fine-tuning",
           lr_key: str = "finetune.lr") -> list[dict[str, float]]:
@@ -71,12 +78,10 @@ def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: F
                                 label=label, knobs=f"{lr_key} (or finetune.grad_clip)")
     autocast = precision.autocast(device, settings.dtype)
     generator = torch.Generator().manual_seed(seed)
-    no_lm_loss = torch.zeros(())
 
     def losses_of(indices: list[int]):
-        loss, task_loss, language_loss = task_model.loss(
-            collate([examples[i] for i in indices], task_model.regression).to(device), lm_coef)
-        return loss, task_loss, language_loss if language_loss is not None else no_lm_loss
+        return batch_losses(task_model, collate([examples[i] for i in indices], task_model.regression).to(device),
+                            lm_coef)
 
     task_model.train()
     history = []
@@ -108,8 +113,9 @@ def predict(task_model: TaskModel, examples: Sequence[EncodedExample], batch_siz
         with precision.autocast(device, dtype_setting):
             scores, _ = task_model(collate([examples[i] for i in indices], task_model.regression).to(device))
         scores = scores.float() if task_model.regression else torch.softmax(scores.float(), dim=-1)
+        scores = scores.cpu()  # one copy to the host per batch: a copy per row waits for the device each time
         for row, index in enumerate(indices):
-            outputs[index] = scores[row].cpu()
+            outputs[index] = scores[row]
     return outputs
 
 
@@ -165,8 +171,9 @@ class Prepared:
 
 
 def prepare(settings: Settings, tokens: TaskTokens, pretrain_dir: Path) -> Prepared:
-    return Prepared(settings=settings, tokens=tokens, pretrain_dir=Path(pretrain_dir),
-                    device=precision.resolve_device(settings.finetune.device, key="finetune.device"))
+    device = precision.resolve_device(settings.finetune.device, key="finetune.device")
+    precision.announce(device, settings.finetune.dtype, settings.finetune.device, key="finetune.device")
+    return Prepared(settings=settings, tokens=tokens, pretrain_dir=Path(pretrain_dir), device=device)
 
 
 def _evaluate(task_model: TaskModel, encoded: dict[str, list[EncodedExample]], prepared: Prepared):

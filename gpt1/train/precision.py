@@ -1,5 +1,6 @@
 """Which device and which precision a stage runs in: the settings `device` (auto, cpu, cuda) and `dtype`
-(auto, float32, bfloat16) resolved in one place; bf16 autocast where the hardware runs bf16 natively.
+(auto, float32, bfloat16) resolved in one place and announced in one log line (`announce`); bf16 autocast
+where the hardware runs bf16 natively.
 
 Shared by pretraining, fine-tuning, zero-shot evaluation and the benchmark. Weights and optimiser state stay fp32 either way;
 losses are computed in fp32 (gpt1.model.lm_loss, heads.task_loss).
@@ -8,11 +9,14 @@ losses are computed in fp32 (gpt1.model.lm_loss, heads.task_loss).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 
 import torch
 
 from gpt1.errors import UserError
+
+log = logging.getLogger(__name__)
 
 
 def native_bf16(device: torch.device) -> bool:
@@ -39,6 +43,28 @@ def describe(device: torch.device, dtype_setting: str) -> str:
     return "bf16 autocast" if uses_bf16(device, dtype_setting) else "fp32"
 
 
+def announce(device: torch.device, dtype_setting: str, device_setting: str, key: str = "device") -> dict[str, str]:
+    """Log one line saying where a stage runs, in which precision, and why there (`device_setting` is the
+    params entry `key` that `resolve_device` turned into `device`); returns {"device", "precision", "reason"}
+    for a caller to keep with its metrics. A CPU chosen by `auto` is otherwise silent, and a CPU-only torch
+    installed by mistake would cost hours unnoticed."""
+    name = f"{device} ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else str(device)
+    chosen = {"device": name, "precision": describe(device, dtype_setting),
+              "reason": _device_reason(device, device_setting, key)}
+    log.info("running on %s in %s: %s", chosen["device"], chosen["precision"], chosen["reason"])
+    return chosen
+
+
+def _device_reason(device: torch.device, device_setting: str, key: str) -> str:
+    if device_setting != "auto":
+        return f"{key} is {device_setting}"
+    if device.type == "cuda":
+        return f"{key} is auto and a CUDA device is visible"
+    if torch.version.cuda is None:
+        return f"{key} is auto and no CUDA device is visible (torch built without CUDA)"
+    return f"{key} is auto and no CUDA device is visible (torch built with CUDA {torch.version.cuda})"
+
+
 def resolve_device(setting: str, local_rank: int = 0, key: str = "device") -> torch.device:
     """The one place a device setting ("auto", "cpu", "cuda") becomes a device; `key` names the params
     entry in messages."""
@@ -57,12 +83,19 @@ def resolve_device(setting: str, local_rank: int = 0, key: str = "device") -> to
 
 
 def deterministic(device: torch.device) -> None:
-    """Ask CUDA for deterministic kernels, so a rerun on the same GPU type gives the same weights. cuBLAS needs
-    its workspace setting before its first handle exists, hence here, before any model reaches the GPU. Kernels
-    without a deterministic version warn instead of stopping the run (warn_only); CPU runs are deterministic
-    without this."""
+    """Ask CUDA for deterministic kernels (cuBLAS with a fixed workspace, no cuDNN autotuning), so a rerun on the
+    same GPU type repeats wherever every kernel it uses has a deterministic implementation. Not all do: the
+    backward of SDPA's flash and memory-efficient attention may not, and such kernels warn instead of stopping
+    the run (warn_only). So a CUDA run is repeatable only within a tolerance, not bit for bit; CPU runs are
+    deterministic without this (resume-equals-uninterrupted is checked bit for bit there). cuBLAS needs its
+    workspace setting before its first handle exists, hence here, before any model reaches the GPU."""
     if device.type != "cuda":
         return
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True, warn_only=True)
+    # That mode also fills every fresh allocation with NaN (or the largest integer), a pass over memory per
+    # `torch.empty`, so that a read of uninitialised memory shows. Our code writes every buffer it allocates
+    # uninitialised before reading it (the fused LM loss's gradient buffers, for one), so the fill changes no
+    # result and only costs time.
+    torch.utils.deterministic.fill_uninitialized_memory = False
     torch.backends.cudnn.benchmark = False

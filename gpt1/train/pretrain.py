@@ -35,7 +35,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from gpt1.train import distributed, precision
-from gpt1.train.flops import flops_per_token, model_flops_utilisation
+from gpt1.train.flops import flops_per_token, gpu_peak, model_flops_utilisation
 from gpt1.atomic import atomic_directory, remove_stale_temporaries
 from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplexity, windows_to_batch
 from gpt1.train.pretrain_settings import Kind, Settings, batch_split, run_signature
@@ -100,6 +100,11 @@ class Trainer:
             self.model = initial_weights(Path(self.p.init_from), self.config).train()
             log.info("starting from %s (%d parameters)", self.p.init_from, self.model.num_parameters())
         self.model = self.model.to(runtime.device)
+        self.device_choice = precision.announce(runtime.device, self.p.dtype, self.p.device, key="pretrain.device")
+        self.peak = gpu_peak(torch.cuda.get_device_name(runtime.device), "bf16" if precision.uses_bf16(
+            runtime.device, self.p.dtype) else "tf32") if runtime.device.type == "cuda" else None
+        if self.peak is not None and runtime.is_main:
+            log.info("train/mfu is taken against the %s peak, %.1f TFLOP/s", self.peak.name, self.peak.flops / 1e12)
         self.state = TrainingState.start(
             self.model, self.model.parameter_groups(self.p.weight_decay), getattr(self.p, kind).max_lr,
             self.p.betas, self.p.eps, lambda step: warmup_cosine(step, self.p.warmup_steps, self.max_steps),
@@ -115,10 +120,14 @@ class Trainer:
         self.signature = run_signature(settings, kind, self.config, len(self.train_tokens))
         self.resume_path, self.staging = out_dir / RESUME_FILE, out_dir / STAGING_DIR
         self.resumed_from = self._resume()
-        self.train_model = torch.compile(self.model) if self.p.compile else self.model
-        if runtime.distributed:
-            self.train_model = DistributedDataParallel(
-                self.train_model, device_ids=[runtime.device.index] if runtime.device.type == "cuda" else None)
+        # DDP wraps the model before compilation, as PyTorch advises: the compiled graph then breaks at DDP's
+        # buckets, so their all-reduces overlap the rest of the backward.
+        wrapped = DistributedDataParallel(self.model, device_ids=[runtime.device.index]
+                                          if runtime.device.type == "cuda" else None) if runtime.distributed else self.model
+        self.train_model = torch.compile(wrapped) if self.p.compile else wrapped
+        if self.p.compile and runtime.is_main:
+            log.info("training through torch.compile (%s): the first updates include the compilation",
+                     "of the DDP-wrapped model" if runtime.distributed else "of the model")
 
     def _resume(self) -> int:
         saved, status = load_state(self.resume_path, self.signature)
@@ -190,9 +199,10 @@ class Trainer:
                 entry = {"step": state.step, "train/loss": loss, "train/learning_rate": learning_rate,
                          "train/grad_norm": grad_norm, "train/tokens": state.step * self.p.tokens_per_update,
                          "train/tokens_per_second": self.p.tokens_per_update / seconds}
-                if self.runtime.device.type == "cuda":  # the GPU yardstick; meaningless against a CPU
-                    entry["train/mfu_h100_bf16"] = model_flops_utilisation(
-                        entry["train/tokens_per_second"] / self.runtime.world_size, self._flops_per_token())
+                if self.peak is not None:  # a known GPU: its data-sheet peak at the precision trained in
+                    entry["train/mfu"] = model_flops_utilisation(
+                        entry["train/tokens_per_second"] / self.runtime.world_size, self._flops_per_token(),
+                        self.peak.flops)
                 if state.step % self.p.eval_interval == 0 or state.step == self.max_steps:
                     val_loss = self._evaluate()
                     entry.update({"val/loss": val_loss, "val/perplexity": math.exp(val_loss)})
@@ -226,6 +236,7 @@ class Trainer:
             self._publish()
             for name in ("unigram_val_perplexity", "parameters", "tokens", "world_size"):
                 live.summary[name] = result[name]
+            live.summary.update({"device": self.device_choice["device"], "precision": self.device_choice["precision"]})
             live.summary["train_seconds_this_run"] = train_seconds  # timing: the one non-reproducible number
             # `dvc exp show` lists columns in file order: validation first. The last update's learning rate
             # (~0 after the anneal) and speed say nothing about a run; the curves keep them.

@@ -1,0 +1,98 @@
+"""`gpt1 benchmark`: which model it times (the named configs) and which peak its MFU is taken against."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from gpt1 import benchmark
+from gpt1.config import parse_params
+from gpt1.errors import UserError
+from gpt1.model.lm import GPT1
+from gpt1.train.flops import H100_BF16_DENSE_FLOPS, gpu_peak, measured_peak, model_flops_utilisation
+from tiny import tiny_raw_params
+
+
+def test_the_paper_config_is_gpt1s_size_and_reads_no_data_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no data/ at all
+    params = parse_params(tiny_raw_params())
+    config = benchmark.named_configs(["paper"], params.model)["paper"]
+    assert (config.n_layer, config.d_model, config.n_head, config.d_ff, config.n_positions, config.vocab_size) == (
+        12, 768, 12, 3072, 512, 40478)
+    with torch.device("meta"):  # counted, not allocated
+        assert GPT1(config).num_parameters() == 116_534_784  # transformers' openai-gpt; the paper's "117M"
+    # A tokenized corpus changes default's vocabulary, never paper's.
+    (tmp_path / "data/tokens").mkdir(parents=True)
+    (tmp_path / "data/tokens/meta.json").write_text(json.dumps({"vocab_size": 123}))
+    configs = benchmark.named_configs(["paper", "default", "mid"], params.model)
+    assert configs["paper"] == config and configs["default"].vocab_size == configs["mid"].vocab_size == 123
+    assert configs["default"].n_layer == params.model.n_layer and configs["mid"].n_layer == 6
+    with pytest.raises(UserError, match="unknown benchmark config 'huge'; use default, mid, paper"):
+        benchmark.named_configs(["huge"], params.model)
+
+
+@pytest.mark.parametrize("device, expected", [("cpu", ["default", "mid"]), ("cuda", ["paper"])])
+def test_with_no_config_named_a_gpu_times_the_paper_model(tmp_path, monkeypatch, device, expected):
+    monkeypatch.chdir(tmp_path)
+    timed = []
+    monkeypatch.setattr(benchmark.precision, "resolve_device", lambda *args, **kwargs: torch.device(device))
+    monkeypatch.setattr(benchmark, "run_benchmark",
+                        lambda config, *args, **kwargs: timed.append(config) or {"cpu_capability": "-"})
+    monkeypatch.setattr(benchmark, "format_result", lambda name, result: name)
+    results = benchmark.main(parse_params(tiny_raw_params()), device=device)
+    assert list(results) == expected and len(timed) == len(expected)
+
+
+@pytest.mark.parametrize("name, precision, board, tflops", [
+    ("NVIDIA H100 80GB HBM3", "bf16", "NVIDIA H100 SXM", 989),
+    ("NVIDIA H100 80GB HBM3", "tf32", "NVIDIA H100 SXM", 494.5),
+    ("NVIDIA H100 80GB HBM3", "fp32", "NVIDIA H100 SXM", 67),
+    ("NVIDIA H200", "bf16", "NVIDIA H200 SXM", 989),
+    ("NVIDIA H100 PCIe", "bf16", "NVIDIA H100 PCIe", 756.5),
+    ("NVIDIA A100-SXM4-80GB", "bf16", "NVIDIA A100", 312),
+    ("NVIDIA A100 80GB PCIe", "tf32", "NVIDIA A100", 156),
+])
+def test_a_known_gpu_gets_its_data_sheet_peak(name, precision, board, tflops):
+    peak = gpu_peak(name, precision)
+    assert peak.flops == pytest.approx(tflops * 1e12) and peak.name == f"{board} dense {precision}"
+
+
+@pytest.mark.parametrize("name", ["NVIDIA GeForce RTX 4090", "NVIDIA H100 NVL", "NVIDIA H200 NVL", "AMD Instinct MI300X"])
+def test_an_unknown_gpu_gets_no_peak(name):
+    assert gpu_peak(name, "bf16") is None
+
+
+def test_a_cpus_peak_is_its_own_measured_matmul_and_the_pretraining_default_stays_the_h100():
+    peak = benchmark.device_peak(torch.device("cpu"), bf16=False, matmul_size=2048, matmul_flops=1.5e11)
+    assert peak == measured_peak(2048, 1.5e11, "fp32") and peak.flops == 1.5e11 and "2048³ fp32" in peak.name
+    assert benchmark.device_peak(torch.device("cpu"), True, 2048, 3e11).name.endswith("bf16 matmul")
+    # gpt1/train/pretrain.py's call, with the default peak
+    assert H100_BF16_DENSE_FLOPS == 989e12 and model_flops_utilisation(1e12, 989.0) == pytest.approx(1.0)
+    assert model_flops_utilisation(1e3, 1e8, peak_flops=1e12) == pytest.approx(0.1)
+
+
+def test_one_tiny_run_reports_the_peak_it_used_in_the_line_and_the_json(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(benchmark, "matmul_throughput", lambda device, dtype: (2048, 2e11))  # not timed here
+    output = tmp_path / "bench.json"
+    params = parse_params(tiny_raw_params(model={"d_ff": 128}))  # the reference needs d_ff = 4 d_model
+    results = benchmark.main(params, configs=["default"], batch=2, steps=1, warmup=1,
+                             rounds=1, device="cpu", vocab_size=50, output=output, dtype="float32")
+    result = results["default"]
+    assert result["peak"] == {"name": "this machine's measured 2048³ fp32 matmul", "tflops": 0.2}
+    for name in ("gpt1", "transformers"):
+        assert result[name]["mfu"] == pytest.approx(result[name]["fraction_of_matmul"])
+    assert json.loads(output.read_text())["default"]["peak"] == result["peak"]
+    assert "of this machine's measured 2048³ fp32 matmul (0.2 TFLOP/s)" in capsys.readouterr().out
+    unknown = {**result, "peak": None, "device_name": "NVIDIA GeForce RTX 4090"}
+    assert benchmark.format_result("default", unknown).endswith("; MFU unknown (no known peak for NVIDIA GeForce RTX 4090)")
+
+
+def test_the_command_line_offers_every_named_config():
+    from gpt1.benchmark import CONFIG_NAMES
+    from gpt1.cli import build_parser
+
+    benchmark = build_parser()._subparsers._group_actions[0].choices["benchmark"]
+    configs = next(action for action in benchmark._actions if action.dest == "configs")
+    assert tuple(configs.choices) == CONFIG_NAMES
