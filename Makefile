@@ -49,5 +49,13 @@ snakemake: install
 test: install
 	pytest -q -n 2 --dist loadfile
 
+# The cluster tests on a real one-node SLURM: installed with apt where missing (root), started with its state in a
+# fresh /tmp folder, stopped again by the pids it recorded, whatever the tests did.
+test-cluster: install
+	@state=$$(mktemp -d /tmp/gpt1-slurm.XXXXXX) && \
+	trap 'bash tests/cluster/slurm.sh stop '"$$state" EXIT && \
+	bash tests/cluster/slurm.sh start "$$state" && \
+	. "$$state/env" && GPT1_TEST_CLUSTER="$$state" pytest -q -s -m cluster tests/test_cluster.py
+
 clean:
 	rm -rf $(VENV) data logs dvclive .snakemake
