@@ -191,34 +191,11 @@ class Trainer:
         train_seconds = 0.0
         with StopRequest() as stop:  # SIGTERM: finish this update, save the resume state, exit to be retried
             while state.step < self.max_steps:
-                learning_rate = state.learning_rate
-                started = time.perf_counter()
-                loss, grad_norm = self._update()
-                seconds = time.perf_counter() - started
+                entry, seconds = self._train_one_update(live)
                 train_seconds += seconds
-                entry = {"step": state.step, "train/loss": loss, "train/learning_rate": learning_rate,
-                         "train/grad_norm": grad_norm, "train/tokens": state.step * self.p.tokens_per_update,
-                         "train/tokens_per_second": self.p.tokens_per_update / seconds}
-                if self.peak is not None:  # a known GPU: its data-sheet peak at the precision trained in
-                    entry["train/mfu"] = model_flops_utilisation(
-                        entry["train/tokens_per_second"] / self.runtime.world_size, self._flops_per_token(),
-                        self.peak.flops)
-                if state.step % self.p.eval_interval == 0 or state.step == self.max_steps:
-                    val_loss = self._evaluate()
-                    entry.update({"val/loss": val_loss, "val/perplexity": math.exp(val_loss)})
-                    if main:
-                        log.info("update %d: train loss %.4f, val loss %.4f, val perplexity %.2f", state.step, loss,
-                                 val_loss, math.exp(val_loss))
-                state.history.append(entry)
-                _log_step(live, entry)
-                if main and "val/loss" in entry:
-                    live.make_summary()  # at evaluations only: DVCLive's per-step sync costs more the longer the run
-                if main and state.step in self.checkpoint_steps:
-                    save_model(self.model, self.staging / checkpoint_file(state.step))
-                if state.step % self.p.save_interval == 0 and state.step < self.max_steps:
-                    save_state(self.state, self.resume_path, self.signature, self.runtime)
                 progress.update(1)
-                progress.set_postfix(loss=f"{loss:.3f}", tokens_per_s=f"{entry['train/tokens_per_second']:,.0f}")
+                progress.set_postfix(loss=f"{entry['train/loss']:.3f}",
+                                     tokens_per_s=f"{entry['train/tokens_per_second']:,.0f}")
                 if state.step < self.max_steps and stop.requested(self.runtime):
                     progress.close()
                     self._stop(stop)
@@ -248,6 +225,37 @@ class Trainer:
             shutil.rmtree(self.staging, ignore_errors=True)
         distributed.barrier(self.runtime)
         return result
+
+    def _train_one_update(self, live) -> tuple[dict[str, Any], float]:
+        """One update, its evaluation, checkpoint and resume state where due: (its row of the history, the seconds
+        the update took)."""
+        main, state = self.runtime.is_main, self.state
+        learning_rate = state.learning_rate
+        started = time.perf_counter()
+        loss, grad_norm = self._update()
+        seconds = time.perf_counter() - started
+        entry = {"step": state.step, "train/loss": loss, "train/learning_rate": learning_rate,
+                 "train/grad_norm": grad_norm, "train/tokens": state.step * self.p.tokens_per_update,
+                 "train/tokens_per_second": self.p.tokens_per_update / seconds}
+        if self.peak is not None:  # a known GPU: its data-sheet peak at the precision trained in
+            entry["train/mfu"] = model_flops_utilisation(
+                entry["train/tokens_per_second"] / self.runtime.world_size, self._flops_per_token(),
+                self.peak.flops)
+        if state.step % self.p.eval_interval == 0 or state.step == self.max_steps:
+            val_loss = self._evaluate()
+            entry.update({"val/loss": val_loss, "val/perplexity": math.exp(val_loss)})
+            if main:
+                log.info("update %d: train loss %.4f, val loss %.4f, val perplexity %.2f", state.step, loss,
+                         val_loss, math.exp(val_loss))
+        state.history.append(entry)
+        _log_step(live, entry)
+        if main and "val/loss" in entry:
+            live.make_summary()  # at evaluations only: DVCLive's per-step sync costs more the longer the run
+        if main and state.step in self.checkpoint_steps:
+            save_model(self.model, self.staging / checkpoint_file(state.step))
+        if state.step % self.p.save_interval == 0 and state.step < self.max_steps:
+            save_state(self.state, self.resume_path, self.signature, self.runtime)
+        return entry, seconds
 
     def _stop(self, stop: StopRequest) -> None:
         """Save the resume state (whatever save_interval says) and stop with the status that gets the job retried."""
