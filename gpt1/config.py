@@ -11,13 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
+from pydantic import Field, StrictInt, ValidationError, field_validator, model_validator
 
 from gpt1.errors import UserError
-from gpt1.layout import PIPELINE_FOLDERS, training_updates
+from gpt1.layout import training_updates
 from gpt1.methods import METHODS
 from gpt1.params_files import DEFAULT_PARAMS, compose_raw
 from gpt1.params_checks import layer_transfer_fits, transfer_curve_fits
+from gpt1.params_section import Section
+from gpt1.params_user_data import FAMILY_TAGS, CorpusPath, UserName, UserTask, outside_the_pipeline
 
 
 # Adam's decay rates: 1 would never forget, below 0 is meaningless; eps must be a finite positive number.
@@ -29,12 +31,6 @@ def _distinct(values: list) -> list:
     if repeated:
         raise ValueError(f"lists {repeated} more than once; list each once")
     return values
-
-
-class Section(BaseModel):
-    # extra="forbid" turns a misspelt key into an error instead of a silently ignored knob.
-    # allow_inf_nan=False: `.inf` or `.nan` where a number is meant (weight_decay, grad_clip, lm_coef, ...).
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, allow_inf_nan=False)
 
 
 class MirrorParams(Section):
@@ -51,6 +47,9 @@ class MirrorParams(Section):
 
 
 class DataParams(Section):
+    # Before corpus and tasks: their validator accepts the names declared here (gpt1/params_user_data.py).
+    user_tasks: dict[UserName, UserTask] = Field(description="tasks read from the user's own files")
+    user_corpus: dict[UserName, CorpusPath] = Field(description="corpus parts: a folder or glob of .txt/.jsonl files")
     corpus: list[str] = Field(min_length=1, description="corpus parts for pretraining (see gpt1/data/registry.py)")
     tasks: list[str] = Field(min_length=1, description="fine-tuning tasks (see gpt1/data/registry.py)")
     corpus_val_fraction: float = Field(gt=0, lt=0.5)
@@ -84,10 +83,8 @@ class DataParams(Section):
         if unknown:
             raise ValueError(f"{', '.join(map(repr, unknown))} is not data you register by hand; allowed: {', '.join(keys)}")
         for key, folder in local_paths.items():
-            inside = [root for root in PIPELINE_FOLDERS if folder and _is_within(Path(folder), Path(root))]
-            if inside:
-                raise ValueError(f"'{key}' ({folder}) is inside {inside[0]}/, which the pipeline replaces whole; "
-                                 "move the folder outside data/ and results/ (e.g. ~/gpt1-data) and point to it")
+            if folder:
+                outside_the_pipeline(folder, key)
         return local_paths
 
     @field_validator("corpus", "tasks")
@@ -95,7 +92,8 @@ class DataParams(Section):
     def _known_and_unique(cls, names: list[str], info) -> list[str]:
         from gpt1.data import registry  # late: the registry imports loaders, which import this package
 
-        known = registry.CORPORA if info.field_name == "corpus" else registry.TASKS
+        registered = registry.CORPORA if info.field_name == "corpus" else registry.TASKS
+        known = {**registered, **info.data.get(f"user_{info.field_name}", {})}
         for name in names:
             if name not in known:
                 raise ValueError(f"unknown name '{name}'; allowed: {', '.join(sorted(known))}")
@@ -251,20 +249,19 @@ class Params(Section):
         return self
 
 
-def _is_within(path: Path, folder: Path) -> bool:
-    return path.resolve() == folder.resolve() or folder.resolve() in path.resolve().parents
-
-
 def _format_error(error: ValidationError, source: str) -> str:
     first = error.errors()[0]
-    key = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    loc = first["loc"]
+    if loc[:2] == ("data", "user_tasks") and len(loc) > 3 and loc[3] in FAMILY_TAGS:  # pydantic's union tag:
+        loc = loc[:3] + loc[4:]  # not a key the user wrote
+    key = ".".join(str(part) for part in loc) or "(top level)"
     kind = first["type"]
     if kind == "extra_forbidden":
         return f"{source}: unknown key '{key}'; remove it or fix its spelling"
     if kind == "missing":
         return f"{source}: missing key '{key}'"
     message = first["msg"].removeprefix("Value error, ")
-    if not first["loc"]:  # a check across sections names its keys itself
+    if not loc:  # a check across sections names its keys itself
         return f"{source}: {message}"
     return f"{source}: bad value for '{key}' ({first.get('input')!r}): {message}"
 

@@ -22,7 +22,9 @@ def layer_transfer_fits(params: "Params") -> None:
     for task in analysis.layer_transfer_tasks:
         if task not in params.data.tasks:
             raise ValueError(f"analysis.layer_transfer_tasks: '{task}' is not one of data.tasks {params.data.tasks}")
-        if task in TASKS and TASKS[task].spec.is_regression:
+        regression = TASKS[task].spec.is_regression if task in TASKS else (
+            params.data.user_tasks[task].family == "similarity")  # a user's similarity task is a regression
+        if regression:
             raise ValueError(f"analysis.layer_transfer_tasks: '{task}' is a regression task; Figure 2 (left) plots "
                              "accuracy, so name a classification, entailment or multiple-choice task")
     if depth in analysis.layer_transfer_layers:

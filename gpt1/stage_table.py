@@ -40,7 +40,8 @@ class StageSpec:
 
 
 STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
-    "user-files": StageSpec("fingerprint the files behind params' paths (local_paths, import_from, init_from)"),
+    "user-files": StageSpec("fingerprint the files behind params' paths (local_paths, user_tasks, user_corpus, "
+                            "import_from, init_from)"),
     "download": StageSpec("fetch the corpus and task files (sha256-pinned, cached)"),
     "prepare": StageSpec("clean, deduplicate, decontaminate and split the corpus; split the tasks", work="text"),
     "bpe": StageSpec("train GPT-1's BPE on the training corpus", work="text"),

@@ -58,7 +58,7 @@ def test_every_output_dvc_declares_is_one_gpt1_layout_builds(profile):
 
     params = composed(profile)
     data, analysis, files = params["data"], params["analysis"], layout.Results()
-    built = [layout.user_files_record(setting) for setting in ("local_paths", "import_from", "init_from")]
+    built = [layout.user_files_record(setting) for setting in ("local_paths", "user_data", "import_from", "init_from")]
     built += [layout.RAW, layout.TASKS, layout.CORPUS, layout.BPE, layout.TOKENS]
     built += [layout.task_tokens(task) for task in data["tasks"]]
     for kind in ("transformer", "lstm"):  # DVCLive names its files under the metrics folder

@@ -99,13 +99,32 @@ def test_perfect_predictions_give_a_closed_interval_at_100(tmp_path):
     assert (row["mean"], row.low, row.high, row["std"]) == (100.0, 100.0, 100.0, 0.0)
 
 
-def test_a_missing_run_or_an_unmapped_task_is_one_clear_error(tmp_path):
+def test_a_missing_run_is_one_clear_error(tmp_path):
     _write_runs(tmp_path / "results", tmp_path / "tasks", ["rt_polarity"], [1])
     with pytest.raises(UserError, match=r"seed2/metrics.json not found; run the finetune stage"):
         run_paper_tables(tmp_path / "results", tmp_path / "tasks", ["rt_polarity"], [1, 2])
-    spec = json.loads(registry.TASKS["rt_polarity"].spec.to_json()) | {"name": "my_task"}
-    (tmp_path / "tasks" / "my_task").mkdir()
-    (tmp_path / "tasks" / "my_task" / "task.json").write_text(json.dumps(spec))
-    with pytest.raises(UserError, match="'my_task' has no paper result.*COMPARED_WITH in gpt1/eval/paper_tables.py"):
-        run_paper_tables(tmp_path / "results", tmp_path / "tasks", ["my_task"], [1])
     assert not (tmp_path / "results" / "paper_tables.csv").exists()
+
+
+def _user_task(tasks_dir: Path, name: str) -> None:
+    """A task of params' data.user_tasks as prepare writes it: its own name, no paper task it stands for."""
+    spec = json.loads(registry.TASKS["rt_polarity"].spec.to_json()) | {"name": name, "stands_for": "",
+                                                                        "source": f"data.user_tasks.{name}"}
+    (tasks_dir / name).mkdir(parents=True)
+    (tasks_dir / name / "task.json").write_text(json.dumps(spec))
+
+
+def test_a_users_own_task_is_listed_apart_and_alone_gives_empty_tables(tmp_path):
+    _write_runs(tmp_path / "results", tmp_path / "tasks", ["rt_polarity"], [1])
+    _user_task(tmp_path / "tasks", "my_task")
+    frame = run_paper_tables(tmp_path / "results", tmp_path / "tasks", ["rt_polarity", "my_task"], [1])
+    assert list(frame.task) == ["rt_polarity"]
+    text = (tmp_path / "results" / "paper_tables.md").read_text()
+    assert text.endswith("## Your own tasks\n\nNo paper result to stand beside (their scores are in Table 5, "
+                         "results/ablation.md): my_task.\n")
+
+    frame = run_paper_tables(tmp_path / "results", tmp_path / "tasks", ["my_task"], [1])  # only the user's own
+    assert frame.empty and list(pd.read_csv(tmp_path / "results" / "paper_tables.csv").columns)[:3] == [
+        "table", "paper_task", "paper"]
+    text = (tmp_path / "results" / "paper_tables.md").read_text()
+    assert text.count("No selected task is, or stands in for, a task of this table.") == len(TABLE_TITLES)

@@ -42,8 +42,10 @@ def _git(*arguments: str, cwd: Path) -> None:
 
 
 def _fresh_copy(destination: Path) -> Path:
-    """The working tree's tracked files in a new git repository with one commit, like a clone."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True)
+    """The working tree's files that git tracks or would track (new, not ignored) in a new git repository with one
+    commit, like a clone of the working tree once committed."""
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, text=True, check=True)
     for name in filter(None, files.stdout.split("\0")):
         if (ROOT / name).is_file():
             (destination / name).parent.mkdir(parents=True, exist_ok=True)

@@ -89,3 +89,42 @@ def test_dvc_reruns_the_reader_of_a_replaced_file_and_nothing_else(tmp_path):
     assert dvc_repro() == ["init_from", "user_files"]  # gone: its reader must run (and say so itself)
     assert json.loads((repo / "read_init_from.json").read_text()) == {
         "pretrain.init_from": {"<missing>": str(weights)}}
+
+
+def test_user_data_fingerprints_exactly_the_files_prepare_reads_of_the_selected_entries(tmp_path):
+    """data.user_tasks / data.user_corpus: only selected entries, and of a corpus part only the .txt/.jsonl files
+    its reader reads (gpt1/data/user_paths.py), named relative to the folder or to a glob's fixed part."""
+    from gpt1.config import parse_params
+    from gpt1.data.user_tasks import read_documents
+
+    mine = tmp_path / "mine"
+    (mine / "notes" / "2024").mkdir(parents=True)
+    (mine / "notes" / "2024" / "jan.txt").write_text("January.")
+    (mine / "notes" / "feb.jsonl").write_text('{"text": "February."}\n')
+    (mine / "notes" / "README.md").write_text("not read")
+    (mine / "train.csv").write_text("review,stars\nGood.,positive\nBad.,negative\n")
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    task = {"family": "classification", "text": "review", "label": "stars", "labels": ["negative", "positive"]}
+    raw["data"]["user_tasks"] = {"my_reviews": {**task, "train": str(mine / "train.csv")},
+                                 "unused": {**task, "train": str(mine / "elsewhere.csv")}}
+    raw["data"]["user_corpus"] = {"my_notes": str(mine / "notes"), "my_glob": str(mine / "no*s" / "**" / "*.txt"),
+                                  "unused_notes": str(mine / "gone")}
+    raw["data"]["tasks"] = [*raw["data"]["tasks"], "my_reviews"]
+    raw["data"]["corpus"] = [*raw["data"]["corpus"], "my_notes", "my_glob"]
+    params = parse_params(raw)
+    out = tmp_path / "prints"
+
+    user_files.main(None, params, out)
+    prints = json.loads((out / "user_data.json").read_text())
+    assert set(prints) == {"data.user_tasks.my_reviews.train", "data.user_corpus.my_notes",
+                           "data.user_corpus.my_glob"}
+    assert set(prints["data.user_corpus.my_notes"]) == {"2024/jan.txt", "feb.jsonl"}
+    assert set(prints["data.user_corpus.my_glob"]) == {"notes/2024/jan.txt"}  # below the glob's fixed part
+    assert list(read_documents("my_notes", str(mine / "notes"))) == ["January.", "February."]  # what is read
+    watched = set(user_files.watched_files(params))
+    assert str(mine / "notes" / "README.md") not in watched and str(mine / "train.csv") in watched
+
+    (mine / "train.csv").write_text("review,stars\nGood.,positive\nAwful.,negative\n")  # one row changed
+    user_files.main(None, params, out)
+    changed = json.loads((out / "user_data.json").read_text())
+    assert [key for key in prints if prints[key] != changed[key]] == ["data.user_tasks.my_reviews.train"]

@@ -23,7 +23,8 @@ from tqdm import tqdm
 from gpt1.data import embedded, registry
 from gpt1.atomic import atomic_directory, atomic_write_text
 from gpt1.data.records import Example, texts_of, write_examples
-from gpt1.data.tasks import make_splits
+from gpt1.data.tasks import TaskDefinition, make_splits
+from gpt1.data.user_tasks import user_corpus_part, user_task
 from gpt1.data.text import clean, sentence_key, sentences
 from gpt1.parallel import Workers, shared
 
@@ -50,18 +51,28 @@ def _characters(example: Example) -> int:
     return sum(len(text) for text in texts_of(example))
 
 
+def task_definition(name: str, data) -> TaskDefinition:
+    """A registered task, or one of params' data.user_tasks (`data`: params' data section)."""
+    return registry.TASKS.get(name) or user_task(name, data.user_tasks[name])
+
+
+def corpus_part(name: str, data) -> registry.CorpusPart:
+    return registry.CORPORA.get(name) or user_corpus_part(name, data.user_corpus[name])
+
+
 def prepare_tasks(data, seed: int, raw: Path, out: Path,
                   workers: Workers | None = None) -> dict[str, dict[str, list[Example]]]:
     """Write data/tasks/<task>/ for each of `data.tasks` (`data`: params' data section) and return the splits;
     ftfy's repairs run on `workers` (default: every core this process may use; gpt1/parallel.py)."""
-    loaded = {name: registry.TASKS[name].load(raw) for name in data.tasks}
+    definitions = {name: task_definition(name, data) for name in data.tasks}
+    loaded = {name: definition.load(raw) for name, definition in definitions.items()}
     # One pass over every task's rows, regrouped in order: fewer, fuller chunks than a pass per split.
     rows = (example for found in loaded.values() for examples in found.values() for example in examples)
     prepared = {}
     with shared(workers) as pool, atomic_directory(out) as staging:
         fixed = (example for chunk in pool.map(_fix_examples, rows, length=_characters) for example in chunk)
         for name, found in loaded.items():
-            task = registry.TASKS[name]
+            task = definitions[name]
             found = {split: list(itertools.islice(fixed, len(examples))) for split, examples in found.items()}
             splits = make_splits(found, name, seed, data.task_dev_fraction, data.task_test_fraction,
                                  task.carved_fractions)
@@ -150,7 +161,7 @@ def prepare_corpus(data, seed: int, raw: Path, out: Path, banned: set[str],
             open(staging / "val.jsonl", "w") as val:
         for name in data.corpus:
             counts: Counter = Counter()
-            part = registry.CORPORA[name]
+            part = corpus_part(name, data)
             raw_documents = task_train_documents(prepared or {}) if part.from_task_train_splits else part.read(raw)
             documents = tqdm(raw_documents, desc=f"clean {name}", unit="doc", disable=None)
             for document in clean_documents(documents, banned, data.min_dedup_chars, seen, counts, pool):

@@ -89,7 +89,8 @@ SOURCES: dict[str, Source] = _merge(EMBEDDED_SOURCES, paper_sources.PAPER_SOURCE
 
 
 def sources_needed(corpus: list[str], tasks: list[str]) -> list[Source]:
-    """The sources the selected corpus parts and tasks read, each once, in a stable order."""
-    names = [name for part in corpus for name in CORPORA[part].sources]
-    names += [name for task in tasks for name in TASKS[task].sources]
+    """The sources the selected corpus parts and tasks read, each once, in a stable order (a user's own task or
+    corpus part, of params' data.user_tasks or data.user_corpus, reads its files itself: it needs none)."""
+    names = [name for part in corpus if part in CORPORA for name in CORPORA[part].sources]
+    names += [name for task in tasks if task in TASKS for name in TASKS[task].sources]
     return [SOURCES[name] for name in dict.fromkeys(names)]

@@ -18,7 +18,6 @@ import pandas as pd
 
 from gpt1.data.paper_tasks import PAPER_TASKS
 from gpt1.data.records import TaskSpec
-from gpt1.errors import UserError
 from gpt1.eval.intervals import RESAMPLES, RNG_SEED, draw_rows, percentile_interval, read_predictions, resampled_scores
 from gpt1.eval.run_files import run_metrics
 from gpt1.layout import finetune_run
@@ -61,6 +60,15 @@ COMPARED_WITH: dict[str, str] = {
 }
 
 
+def without_paper_result(tasks) -> list[str]:
+    """The selected tasks set beside no paper result: a user's own (data.user_tasks), which the tables list apart."""
+    return [task for task in tasks if task not in COMPARED_WITH]
+
+
+COLUMNS = ["table", "paper_task", "paper", "task", "relation", "metric", "seeds", "mean", "std", "low", "high",
+           "difference"]
+
+
 def is_stand_in(task: str) -> bool:
     """Other data, or the paper's data at another scale, than the paper task it is set beside."""
     return task not in PAPER_TASKS
@@ -72,10 +80,10 @@ def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
     on the paper's metric) beside the paper's score; and the GLUE mean when every GLUE task is the paper's own."""
     rng = np.random.default_rng(RNG_SEED)
     rows, resampled = [], {}
+    apart = without_paper_result(specs)
     for task, spec in specs.items():
-        if task not in COMPARED_WITH:
-            raise UserError(f"task {task!r} has no paper result to stand beside; add it to COMPARED_WITH in "
-                            "gpt1/eval/paper_tables.py")
+        if task in apart:
+            continue
         paper_task = COMPARED_WITH[task]
         paper = PAPER_SCORES[paper_task]
         runs = [finetune_run(task, METHOD, seed, results_dir) for seed in seeds]
@@ -91,7 +99,7 @@ def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
                      "seeds": len(seeds), "mean": mean, "std": std,
                      "low": low, "high": high, "difference": mean - paper.value})
     paper_order = {name: place for place, name in enumerate(PAPER_SCORES)}  # the paper's column order
-    frame = pd.DataFrame(rows).sort_values(["table", "paper_task"], key=lambda column: column.map(
+    frame = pd.DataFrame(rows, columns=COLUMNS).sort_values(["table", "paper_task"], key=lambda column: column.map(
         paper_order) if column.name == "paper_task" else column, kind="stable").reset_index(drop=True)
     own_glue = frame[(frame.relation == "paper task") & frame.paper_task.isin(GLUE_TASKS)]
     if set(own_glue.paper_task) != set(GLUE_TASKS):
@@ -100,7 +108,8 @@ def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
     return frame, {"mean": float(own_glue["mean"].mean()), "interval": percentile_interval(values), "paper": PAPER_GLUE}
 
 
-def markdown(frame: pd.DataFrame, glue: dict | None, seeds: int) -> str:
+def markdown(frame: pd.DataFrame, glue: dict | None, seeds: int, apart: list[str] = ()) -> str:
+    """`apart`: selected tasks with no paper result to stand beside (without_paper_result), named at the end."""
     lines = [
         "# The paper's Tables 2–4 beside ours",
         "",
@@ -130,4 +139,7 @@ def markdown(frame: pd.DataFrame, glue: dict | None, seeds: int) -> str:
                    if score.table == table and name not in set(rows.paper_task)]
         if missing:
             lines += ["", "Not selected in this profile: " + ", ".join(missing) + "."]
+    if apart:
+        lines += ["", "## Your own tasks", "", "No paper result to stand beside (their scores are in Table 5, "
+                  "results/ablation.md): " + ", ".join(apart) + "."]
     return "\n".join(lines) + "\n"

@@ -179,7 +179,8 @@ def load_tasks(bpe: Gpt1Bpe, tasks_dir: Path, raw_dir: Path, task_names: Sequenc
                seed: int) -> list[ZeroShotTask]:
     """The heuristics of the selected tasks, on at most `limit` test examples each (the rows fine-tuning
     evaluates), plus the agreement pairs (the first `limit`) where `gpt1 download` fetched them."""
-    selected = {heuristic: [name for name in task_names if TASKS[name].zero_shot == heuristic]
+    # A user's own task (params' data.user_tasks) is not in the registry and has no heuristic.
+    selected = {heuristic: [name for name in task_names if name in TASKS and TASKS[name].zero_shot == heuristic]
                 for heuristic in HEURISTICS}
     tasks = []
     for heuristic in HEURISTICS:

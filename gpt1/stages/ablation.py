@@ -22,6 +22,14 @@ from gpt1.methods import METHODS
 log = logging.getLogger(__name__)
 
 
+def stand_ins_line(specs: dict) -> str:
+    """Which paper task each of ours stands in for; a user's own task (data.user_tasks) stands for none."""
+    stand_ins = "; ".join(f"{task} → {spec.stands_for}" for task, spec in specs.items() if spec.stands_for)
+    own = [task for task, spec in specs.items() if not spec.stands_for]
+    return (f"Our tasks stand in for the paper's: {stand_ins or 'none'}" +
+            (f"; your own tasks: {', '.join(own)}." if own else "."))
+
+
 def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: list[int],
                  finetune_caps: int | None) -> pd.DataFrame:
     """Reads scores.csv, baselines.json and the finetune runs under `results_dir`; writes ablation.csv (means),
@@ -65,8 +73,7 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
         "",
         markdown_table(PAPER_TABLE_5),
         "",
-        "Our tasks stand in for the paper's: " + "; ".join(f"{task} → {spec.stands_for}" for task, spec in
-                                                          specs.items()) + ".",
+        stand_ins_line(specs),
         "",
         "## Differences with their 95 % intervals",
         "",

@@ -11,7 +11,7 @@ from gpt1 import layout
 from gpt1.atomic import atomic_path, atomic_write_text
 from gpt1.config import Params
 from gpt1.data.records import TaskSpec
-from gpt1.eval.paper_tables import comparison, markdown
+from gpt1.eval.paper_tables import comparison, markdown, without_paper_result
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +23,7 @@ def run_paper_tables(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds
     files = layout.Results(results_dir)
     with atomic_path(files.paper_tables) as temporary:
         frame.to_csv(temporary, index=False, float_format="%.2f")
-    atomic_write_text(files.paper_tables_markdown, markdown(frame, glue, len(seeds)))
+    atomic_write_text(files.paper_tables_markdown, markdown(frame, glue, len(seeds), without_paper_result(tasks)))
     log.info("Tables 2-4 beside the paper:\n%s", frame[["paper_task", "paper", "task", "mean", "low", "high"]]
              .to_string(index=False))
     return frame

@@ -1,5 +1,6 @@
 """Stage `user-files`: the sha256 of every file behind a path in params.yaml (data.local_paths,
-bpe.import_from, pretrain.init_from).
+bpe.import_from, pretrain.init_from, and the selected tasks and corpus parts of data.user_tasks and
+data.user_corpus: `user_data`).
 
 Those files live outside the project, where DVC and Snakemake see only the path strings: replacing the
 released weights behind an unchanged `init_from` would re-run nothing. This stage writes one fingerprint per
@@ -18,6 +19,7 @@ from pathlib import Path
 from gpt1 import layout
 from gpt1.atomic import write_text_if_changed
 from gpt1.config import Params
+from gpt1.data.user_paths import corpus_files, corpus_root, selected_paths
 from gpt1.digests import sha256_of
 
 log = logging.getLogger(__name__)
@@ -30,31 +32,35 @@ def paths_by_setting(params: Params) -> dict[str, dict[str, str]]:
                         if value},
         "import_from": {"bpe.import_from": params.bpe.import_from} if params.bpe.import_from else {},
         "init_from": {"pretrain.init_from": params.pretrain.init_from} if params.pretrain.init_from else {},
+        "user_data": selected_paths(params.data),
     }
 
 
-def files_under(path: Path) -> list[Path]:
-    """The file itself, or every file below a folder, in a stable order; nothing for a missing path (the stage
-    that reads it says so, in its own terms)."""
-    if path.is_file():
-        return [path]
-    return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
+def files_under(key: str, path: str) -> tuple[Path, list[Path]]:
+    """The folder the files are named relative to, and the files its reader reads, in a stable order: a user's
+    corpus part's own listing (gpt1/data/user_paths.py); otherwise the file itself, or every file below a folder.
+    Nothing for a missing path (the stage that reads it says so, in its own terms)."""
+    if key.startswith("data.user_corpus."):
+        return corpus_root(path), corpus_files(path)
+    root = Path(path)
+    if root.is_file():
+        return root.parent, [root]
+    return root, sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
 
 
 def watched_files(params: Params) -> list[str]:
     """Every file the fingerprints cover (Snakemake's inputs of this stage)."""
-    return [str(file) for paths in paths_by_setting(params).values() for path in paths.values()
-            for file in files_under(Path(path))]
+    return [str(file) for paths in paths_by_setting(params).values() for key, path in paths.items()
+            for file in files_under(key, path)[1]]
 
 
 def fingerprint(paths: dict[str, str]) -> dict[str, dict[str, str]]:
     """{params key: {file below the path: sha256}}; a missing path is recorded as such."""
     prints = {}
     for key, path in paths.items():
-        root = Path(path)
-        files = files_under(root)
-        prints[key] = {str(file.relative_to(root)) if root.is_dir() else root.name: sha256_of(file)
-                       for file in files} if files else {"<missing>": str(root)}
+        root, files = files_under(key, path)
+        prints[key] = {str(file.relative_to(root)): sha256_of(file) for file in files} if files else {
+            "<missing>": str(path)}
     return prints
 
 
