@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,11 @@ class Stage:
     deps: tuple[str, ...]
     outs: tuple[str, ...]  # outs, metrics and plots
     params: tuple[str, ...]  # dotted params.yaml keys
+
+    @property
+    def declared(self) -> str:
+        """The name dvc.yaml declares it under (`finetune` for `finetune@full`)."""
+        return self.name.split("@")[0]
 
     @property
     def verb(self) -> str:
@@ -175,23 +181,21 @@ def templates(dvc_yaml: Path | str, params: dict) -> list[Template]:
 def stage_edges(stages: list[Stage]) -> list[tuple[str, str]]:
     """(upstream, downstream) between declared stages (`finetune`, not `finetune@full`): downstream depends on a
     path upstream writes, inside it or around it. In declaration order."""
-    declared = list(dict.fromkeys(stage.name.split("@")[0] for stage in stages))
+    declared = list(dict.fromkeys(stage.declared for stage in stages))
     found = set()
     for downstream in stages:
         for dep in downstream.deps:
             for upstream in stages:
                 if any(dep == out or out.startswith(dep.rstrip("/") + "/") or dep.startswith(out.rstrip("/") + "/")
                        for out in upstream.outs):
-                    found.add((upstream.name.split("@")[0], downstream.name.split("@")[0]))
+                    found.add((upstream.declared, downstream.declared))
     return sorted(found, key=lambda edge: (declared.index(edge[0]), declared.index(edge[1])))
 
 
 def drawing(stages: list[Stage]) -> str:
     """The DAG as a Mermaid flowchart, each declared stage once with its number of jobs where it has several (the
     README's drawing is this, for the default; tests/test_dag.py keeps them equal)."""
-    jobs: dict[str, int] = {}
-    for stage in stages:
-        jobs[stage.name.split("@")[0]] = jobs.get(stage.name.split("@")[0], 0) + 1
+    jobs = Counter(stage.declared for stage in stages)
     lines = ["flowchart LR"]
     lines += [f'  {name}["{name} ({count})"]' for name, count in jobs.items() if count > 1]
     lines += [f"  {upstream} --> {downstream}" for upstream, downstream in stage_edges(stages)]
