@@ -432,8 +432,13 @@ unlink_node_config() {
 
 start() {
     local t0=$SECONDS d
-    mkdir -p "$STATE"
     STEP="check STATE_DIR"
+    # start clears the folders it writes inside STATE_DIR: only in an empty folder or one this script made.
+    if [[ -d $STATE && -n $(ls -A "$STATE") && ! -e $STATE/.made-by-slurm.sh ]]; then
+        fail "$STEP" "$STATE holds files this script did not write; give an empty or new folder"
+    fi
+    mkdir -p "$STATE"
+    : >"$STATE/.made-by-slurm.sh"
     for d in munged slurmctld slurmd; do
         [[ -z $(our_pid "$d") ]] || fail "$STEP" "$d already runs from $STATE (pid $(our_pid "$d")); run '$0 stop $STATE' first"
     done
