@@ -80,7 +80,9 @@ def runner_command(tmp_path: Path, raw: dict, name: str, kind: str = "transforme
 
 
 def subprocess_environment() -> dict[str, str]:
-    return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    # ROOT first, the caller's own path after it (a machine whose packages are on PYTHONPATH, e.g. carried wheels)
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path}
 
 
 def run_in_subprocess(tmp_path: Path, raw: dict, name: str, kind: str = "transformer") -> dict:

@@ -15,7 +15,6 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Iterator
 
-import mwparserfromhell
 
 from gpt1.data.catalog import BENCHMARK_TASKS, GENSIM_DATA
 from gpt1.errors import UserError
@@ -80,6 +79,8 @@ _REF_TAGS = re.compile(r"<ref[^>]*/>|<ref[^>]*>.*?</ref>", re.S)
 
 
 def _strip_wiki_markup(text: str) -> str:
+    import mwparserfromhell  # late: parsing params imports this module, and only prepare reads Wikipedia
+
     plain = mwparserfromhell.parse(_REF_TAGS.sub("", text)).strip_code(normalize=True, collapse=True)
     kept = [line for line in plain.split("\n") if len(line.split()) >= 5]  # drop headings, list stubs
     return "\n\n".join(kept)
