@@ -83,3 +83,19 @@ def test_gradients_flow_through_every_group():
     (states[torch.arange(4), batch.lengths - 1] @ direction).sum().backward()
     assert model.tokens_embed.weight.grad[batch.input_ids[1, :60]].abs().sum() > 0
     assert model.tokens_embed.weight.grad[batch.input_ids[0, :4]].abs().sum() > 0
+
+
+def test_a_batch_off_the_cpu_runs_as_one_pass():
+    """On a GPU a fine-tuning pass costs its kernel launches, not its padded tokens (the first H100 run split each
+    batch into ~5 passes): the same batch that a CPU groups runs whole elsewhere. The meta device stands in."""
+    model = GPT1(TransformerConfig(vocab_size=50, n_positions=64, n_layer=1, n_head=2, d_model=16, d_ff=32))
+    lengths = [5, 60, 6, 58, 7, 3]
+    assert len(length_groups(lengths)) > 1
+    passes = []
+    model.hidden_states = lambda input_ids: passes.append(tuple(input_ids.shape)) or torch.zeros(
+        *input_ids.shape, 16, device=input_ids.device)
+    hidden_states(model, _batch(lengths, 50))
+    assert len(passes) == len(length_groups(lengths))
+    passes.clear()
+    states = hidden_states(model, _batch(lengths, 50).to("meta"))
+    assert passes == [(6, 60)] and states.device.type == "meta"

@@ -103,11 +103,14 @@ def length_groups(lengths: Sequence[int], pass_cost: int = PASS_COST_TOKENS) -> 
 
 
 def hidden_states(model: LanguageModel, batch: "Batch") -> torch.Tensor:
-    """`model.hidden_states` of a right-padded batch, run as length groups (`length_groups`). Both models are
+    """`model.hidden_states` of a right-padded batch, run as length groups (`length_groups`) on a CPU. Both models are
     causal, so a sequence's states do not depend on the padding after it: grouping changes the work, not the
     result (up to rounding; dropout masks are drawn per group). Padded positions hold zeros."""
     lengths = batch.host_lengths
-    groups = length_groups(lengths) if model.groups_rows_by_length else [list(range(len(lengths)))]
+    # Only a CPU pays for padding in proportion: a GPU runs a fine-tuning pass in about the time of its kernel
+    # launches, so there every extra group costs a whole pass and padded tokens cost next to nothing.
+    grouped = model.groups_rows_by_length and batch.input_ids.device.type == "cpu"
+    groups = length_groups(lengths) if grouped else [list(range(len(lengths)))]
     if len(groups) == 1:
         return model.hidden_states(batch.input_ids)
     states = None
