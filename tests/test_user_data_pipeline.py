@@ -6,7 +6,9 @@ The example's CSV is written from the default's Rotten Tomatoes sentences by the
 """
 
 import json
+import subprocess
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -64,6 +66,26 @@ def test_the_users_corpus_is_counted_and_holds_no_dev_or_test_sentence(project):
                  for example in read_examples(repo / "data/tasks/my_reviews" / f"{split}.jsonl", "classification")
                  for text in texts_of(example) for part in sentences(text)} - {None}
     assert evaluated and not evaluated & kept
+
+
+def test_the_users_task_goes_through_every_stage_to_table_5_and_predict(project):
+    """Issue 42: a declared task is a task like any other, from the baselines and every method's fine-tuning to
+    Table 5 with intervals, Figure 2's layer transfer and transfer curve, and `gpt1 predict`."""
+    repo, home, _ = project
+    output = _run([str(BIN / "dvc"), "repro"], repo, HOME=str(home))
+    assert {"finetune@full", "finetune@no_pretrain", "finetune@no_aux_lm", "finetune@lstm", "baselines", "ablation",
+            "layer_transfer@my_reviews", "transfer_curve@my_reviews"} <= _stages_run(output)
+    table = pd.read_csv(repo / "results/ablation.csv")
+    assert "my_reviews" in table.columns and table["my_reviews"].notna().all()
+    intervals = (repo / "results/ablation_intervals.csv").read_text()
+    assert "my_reviews" in intervals
+    assert "my_reviews" in set(pd.read_csv(repo / "results/layer_transfer.csv")["task"])
+    assert "my_reviews" in set(pd.read_csv(repo / "results/transfer_curve.csv")["task"])
+    predicted = subprocess.run([str(BIN / "gpt1"), "predict", "--run", "results/finetune/full/my_reviews/seed1"],
+                               cwd=repo, input="a gripping , beautifully acted film\n", capture_output=True,
+                               text=True, check=True)
+    row = json.loads(predicted.stdout.strip().splitlines()[-1])
+    assert row["prediction_name"] in ("negative", "positive")
 
 
 def test_an_edited_row_reruns_prepare_and_nothing_upstream(project):
