@@ -42,7 +42,8 @@ def project(root: Path, skill: dict[str, float], seeds=(1, 2), max_eval_examples
     for task, metric in TASKS.items():
         folder = root / "data/tasks" / task
         folder.mkdir(parents=True)
-        folder.joinpath("task.json").write_text(TaskSpec(task, "classification", ("a", "b"), (metric,), "test").to_json())
+        spec = TaskSpec(task, "classification", ("a", "b"), (metric,), "test")
+        folder.joinpath("task.json").write_text(spec.to_json())
         folder.joinpath("test.jsonl").write_text("".join(json.dumps({"text": f"{test_text} {i}"}) + "\n"
                                                          for i in range(EXAMPLES)))
         for method in METHODS:
@@ -56,25 +57,31 @@ def project(root: Path, skill: dict[str, float], seeds=(1, 2), max_eval_examples
     return root
 
 
-def direct_intervals(a: dict[str, float], b: dict[str, float], seeds=(1, 2), resamples=2000) -> dict:
-    """B − A for one method, written out: the same generator (seed 0) drawing each task's resamples in data.tasks'
-    order, row 0 the whole test set; per resample each side's metric per seed, averaged over seeds; the average
-    over tasks per resample; the 2.5th and 97.5th percentiles of resamples 1..N."""
+def direct_bootstrap(tasks: dict[str, tuple[str, np.ndarray, list, list]], resamples: int = 2000) -> dict:
+    """B − A written out, {task or "avg": (difference, low, high)} ×100 from `tasks` {task: (metric, gold, A's
+    predictions per seed, B's)}: one generator (seed 0) draws each task's resamples in turn, row 0 the whole test
+    set; per resample each side's metric per seed, averaged over seeds; the average over tasks per resample; the
+    2.5th and 97.5th percentiles of resamples 1..N."""
     rng = np.random.default_rng(0)
     differences = {}
-    for task, metric in TASKS.items():
-        gold = _labels(task)
-        rows = rng.integers(0, EXAMPLES, size=(resamples + 1, EXAMPLES))
-        rows[0] = np.arange(EXAMPLES)
+    for task, (metric, gold, first, second) in tasks.items():
+        rows = rng.integers(0, len(gold), size=(resamples + 1, len(gold)))
+        rows[0] = np.arange(len(gold))
         score = (lambda g, p: np.mean(g == p)) if metric == "accuracy" else (lambda g, p: pearsonr(g, p)[0])
-        predicted = {skill: [_predictions(task, skill, seed) for seed in seeds] for skill in (a, b)}
         values = []
         for drawn in rows:
-            sides = [np.mean([score(gold[drawn], by_seed[drawn]) for by_seed in predicted[skill]]) for skill in (b, a)]
-            values.append(100 * (sides[0] - sides[1]))
+            b, a = (np.mean([score(gold[drawn], np.asarray(by_seed)[drawn]) for by_seed in side])
+                    for side in (second, first))
+            values.append(100 * (b - a))
         differences[task] = np.array(values)
-    differences["avg"] = np.mean([differences[task] for task in TASKS], axis=0)
+    differences["avg"] = np.mean(list(differences.values()), axis=0)
     return {name: (values[0], *np.percentile(values[1:], [2.5, 97.5])) for name, values in differences.items()}
+
+
+def direct_intervals(a: float, b: float, seeds=(1, 2)) -> dict:
+    """direct_bootstrap of this file's fixed predictions: A and B right (or correlated) by skill `a` and `b`."""
+    return direct_bootstrap({task: (metric, _labels(task), [_predictions(task, a, seed) for seed in seeds],
+                                    [_predictions(task, b, seed) for seed in seeds]) for task, metric in TASKS.items()})
 
 
 def test_compare_gives_the_interval_a_direct_implementation_gives(tmp_path):
@@ -86,7 +93,8 @@ def test_compare_gives_the_interval_a_direct_implementation_gives(tmp_path):
         expected = direct_intervals(skills_a[method], skills_b[method])
         for task, (difference, low, high) in expected.items():
             row = table[(table.method == method) & (table.task == task)].iloc[0]
-            assert (row.difference, row.low, row.high) == pytest.approx((difference, low, high), abs=1e-9), (method, task)
+            expected_row = pytest.approx((difference, low, high), abs=1e-9)
+            assert (row.difference, row.low, row.high) == expected_row, (method, task)
     gain = table[(table.method == "full") & (table.task == "sentiment")].iloc[0]
     assert gain.low > 0 and gain.verdict == "better"  # 80 % right against 60 %
     assert gain.b - gain.a == pytest.approx(gain.difference)

@@ -204,8 +204,8 @@ def _ordered(names: list[str], order: list[str]) -> list[str]:
 
 
 def markdown(table: pd.DataFrame, first: str, second: str) -> str:
-    lines = [f"B − A, ×100: B = {second}, A = {first}. [95 % interval: paired bootstrap over the same test examples, "
-             "seeds pooled, as Table 5's]; better / worse: the interval lies above / below 0.", "",
+    lines = [f"B − A, ×100: B = {second}, A = {first}. [95 % interval: paired bootstrap over the same test "
+             "examples, seeds pooled, as Table 5's]; better / worse: the interval lies above / below 0.", "",
              "| method | task | metric | A | B | B − A [95 % interval] | verdict |", "|" + "---|" * 7]
     lines += [f"| {row.method} | {row.task} | {row.metric} | {row.a:.1f} | {row.b:.1f} | {row.difference:+.1f} "
               f"[{row.low:+.1f}, {row.high:+.1f}] | {row.verdict} |" for row in table.itertuples()]
