@@ -75,6 +75,23 @@ def _export_weights(args, params) -> None:
     logging.getLogger("gpt1.model.weights").info("wrote %s (%s layout)", args.out, args.format)
 
 
+def _compare(args, params) -> None:
+    from gpt1.atomic import atomic_write_text
+    from gpt1.eval import compare
+
+    if args.output is not None:
+        if args.output.suffix not in (".md", ".csv"):
+            raise UserError(f"--output {args.output}: name a .md or a .csv file")
+        if args.output.exists() and not args.force:
+            raise UserError(f"--output {args.output} exists; choose another name, or --force to replace it")
+    with compare.opened(Path.cwd(), [args.a, args.b]) as (first, second):
+        table = compare.compare(first, second)
+    text = compare.markdown(table, args.a, args.b)
+    print(text, end="")
+    if args.output is not None:
+        atomic_write_text(args.output, compare.csv(table) if args.output.suffix == ".csv" else text)
+
+
 TOOLS = {
     "profile": (_profile, "print the `dvc exp run -S ...` line that applies profiles (or, --yaml, the composed params)"),
     "benchmark": (_benchmark, "training throughput of our model vs transformers' OpenAIGPTLMHeadModel"),
@@ -82,8 +99,11 @@ TOOLS = {
     "export-weights": (_export_weights, "write a Transformer checkpoint in transformers' or OpenAI's layout"),
     "generate": (_generate, "sample text from a language model (ours, a checkpoint, or released weights)"),
     "predict": (_predict, "run a kept fine-tuned model (results/finetune/<variant>/<task>/seed<S>) on examples"),
+    "compare": (_compare, "B - A for every method and task two experiments ran, with Table 5's 95 % paired-bootstrap "
+                "interval and a verdict (experiments, git revisions or workspace; nothing checked out)"),
 }
-NO_PARAMS = ("import-weights", "export-weights", "generate", "predict")  # file tools: they work outside a project
+# file tools, which work outside a project, and compare, which reads each side's own params.yaml
+NO_PARAMS = ("import-weights", "export-weights", "generate", "predict", "compare")
 
 
 def stage_module(command: str):
@@ -177,6 +197,11 @@ def build_parser() -> argparse.ArgumentParser:
     predictor.add_argument("--input", type=Path, default=Path("-"),
                            help="JSONL in the task's fields (or plain text lines for classification); - is stdin")
     predictor.add_argument("--bpe", type=Path, default=layout.BPE, help="the BPE the run was trained with")
+    comparer = parsers["compare"]
+    comparer.add_argument("a", metavar="A", help="an experiment name, a git revision or `workspace`")
+    comparer.add_argument("b", metavar="B", help="the same for B; the table shows B - A")
+    comparer.add_argument("--output", type=Path, default=None, help="also write the table here (.md or .csv)")
+    comparer.add_argument("--force", action="store_true", help="replace --output if it exists")
     return parser
 
 
@@ -187,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         params = None if args.stage in NO_PARAMS else load_params(args.params, args.profile)
         if args.stage in STAGES and STAGES[args.stage].one_off:
             one_off.one_off(args)  # a half-given one-off is an error before its log (named by both) is opened
-        if args.stage not in ("profile", "generate", "predict"):  # their output is the result; they write no log
+        if args.stage not in ("profile", "generate", "predict", "compare"):  # their output is the result; no log
             _configure_logging(args)
         if args.stage in STAGES:
             trace_if_asked(params)  # GPT1_PARAMS_TRACE set: note the params keys this stage reads

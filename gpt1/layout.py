@@ -63,6 +63,17 @@ def pretraining_metrics(kind: str, results: Path = RESULTS) -> Path:
     return Path(results) / "pretrain" / kind
 
 
+# Beside DVCLive's metrics.json in a pretraining's metrics folder: the one number of it that `dvc exp show` lists,
+# {kind: {"val_loss": ...}} (named by kind, so the column reads `transformer.val_loss`). DVCLive's file keeps the rest
+# (sizes, device, timings, the last training loss) and is not declared as DVC metrics, so that view stays short.
+PRETRAINING_HEADLINE = "headline.json"
+
+
+def pretraining_headline(kind: str, results: Path = RESULTS) -> Path:
+    """The pretraining metric `dvc exp show` and `dvc metrics diff` compare (PRETRAINING_HEADLINE)."""
+    return pretraining_metrics(kind, results) / PRETRAINING_HEADLINE
+
+
 def pretrained_model(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
     """The published checkpoint of a pretrained model ("transformer" or "lstm")."""
     return pretraining_run(kind, pretrain_dir) / MODEL_FILE

@@ -60,7 +60,7 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
                                 "pretraining), every checkpoint and seed", work="training", options=True, job="task",
                                 one_off=("step", "step")),
     "baselines": StageSpec("majority-class and TF-IDF + logistic regression baselines"),
-    "evaluate": StageSpec("gather every test metric into results/scores.csv and results/metrics.json",
+    "evaluate": StageSpec("gather every test metric into results/scores*.csv; the headline into results/metrics.json",
                           report="Table 5"),
     "zeroshot": StageSpec("zero-shot heuristics over the pretraining checkpoints (Figure 2, right)", report="Figure 2"),
     "ablation": StageSpec("Table 5 and full vs the baselines: results/ablation*.csv, ablation.md", report="Table 5"),

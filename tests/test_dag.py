@@ -64,7 +64,7 @@ def test_every_output_dvc_declares_is_one_gpt1_layout_builds(profile):
     for kind in ("transformer", "lstm"):  # DVCLive names its files under the metrics folder
         metrics = layout.pretraining_metrics(kind)
         built += [layout.pretrained_model(kind), layout.pretraining_checkpoints(kind), metrics / "metrics.json",
-                  metrics / "plots" / "metrics"]
+                  layout.pretraining_headline(kind), metrics / "plots" / "metrics"]
     built += [layout.starting_model_record(variant) for variant in params["finetune"]["variants"]]
     built += [layout.finetune_method(variant) for variant in params["finetune"]["variants"]]
     built += [layout.layer_transfer_task(task) for task in analysis["layer_transfer_tasks"]]

@@ -147,27 +147,30 @@ def test_evaluate_gathers_runs_and_baselines_into_three_tables(tasks_dir, tmp_pa
     full = summary[(summary.task == "rt_polarity") & (summary.variant == "full")].iloc[0]
     assert (full["mean"], full["seeds"]) == (pytest.approx(0.65), 2)
     assert full["std"] == round(pd.Series([0.6, 0.7]).std(), 6)  # sample std, rounded as written
-    nested = json.loads((results / "metrics.json").read_text())
-    assert nested["rt_polarity"]["full"]["accuracy"] == {"mean": 0.65, "std": round(full["std"], 6),
-                                                         "seed1": 0.6, "seed2": 0.7}
-    assert nested["lee_similarity"]["majority"]["pearson"]["mean"] == 0.0
-    assert "tfidf_logreg" in nested["snli_100k"] and "tfidf_logreg" not in nested["social_iqa"]
+    per_seed = scores[(scores.task == "rt_polarity") & (scores.variant == "full")].set_index("seed")["value"]
+    assert per_seed.to_dict() == {1: pytest.approx(0.6), 2: pytest.approx(0.7)}  # each seed's score, in the table
+    majority = summary[(summary.task == "lee_similarity") & (summary.variant == "majority")]
+    assert majority.set_index("metric").loc["pearson", "mean"] == 0.0
+    assert "tfidf_logreg" in set(summary[summary.task == "snli_100k"].variant)
+    assert "tfidf_logreg" not in set(summary[summary.task == "social_iqa"].variant)
 
 
-def test_metrics_json_leads_with_each_variants_task_average(tasks_dir, tmp_path):
-    """`dvc exp show` lists columns in file order: Table 5's averages come first, one per variant and baseline,
-    over each task's first metric (lee_similarity: pearson, not spearman), for variants scored on every task."""
+def test_metrics_json_holds_only_the_headline_table5_averages_then_fulls_score_per_task(tasks_dir, tmp_path):
+    """results/metrics.json is what `dvc exp show` declares as metrics: Table 5's average per method (over each
+    task's first metric: lee_similarity's pearson, not spearman), then full's score per task, and nothing else
+    (the baselines, the other metrics and each seed stay in scores.csv and scores_summary.csv)."""
     params = tiny_params()
     results = tmp_path / "results"
     baselines_stage.run(params, tasks_dir, results / "baselines.json")
     level = {"rt_polarity": 0.2, "snli_100k": 0.4, "lee_similarity": 0.6, "social_iqa": 0.8}
     fake_results(results, params, lambda task, variant, seed: level[task] + 0.1 * (variant == "full") + seed / 100)
     evaluate.run(params, results)
-    nested = json.loads((results / "metrics.json").read_text())
-    assert list(nested)[0] == "average"
-    assert nested["average"]["full"] == pytest.approx(0.5 + 0.1 + 0.015)
-    assert nested["average"]["no_pretrain"] == pytest.approx(0.5 + 0.015)
-    assert set(nested["average"]) == set(params.finetune.variants) | {"majority"}  # TF-IDF: only some tasks
+    headline = json.loads((results / "metrics.json").read_text())
+    assert list(headline) == ["average", "full"]
+    assert list(headline["average"]) == list(params.finetune.variants)  # the methods, in Table 5's order
+    assert headline["average"]["full"] == pytest.approx(0.5 + 0.1 + 0.015)
+    assert headline["average"]["no_pretrain"] == pytest.approx(0.5 + 0.015)
+    assert headline["full"] == {task: pytest.approx(level[task] + 0.1 + 0.015) for task in params.data.tasks}
 
 
 def test_evaluate_names_a_run_whose_metrics_were_cut_short(tasks_dir, tmp_path):

@@ -255,19 +255,38 @@ def test_second_dvc_repro_does_nothing(dvc_repo):
     assert ran == ["Running stage 'user_files':"], output
 
 
-def test_committing_the_results_fills_dvc_exp_shows_baseline_row(dvc_repo):
+HEADLINE = {"results/metrics.json": {"average": ["full", "no_pretrain", "no_aux_lm", "lstm"],
+                                     "full": ["rt_polarity", "snli_100k", "sts_b", "social_iqa"]},
+            "results/pretrain/transformer/headline.json": {"transformer": ["val_loss"]},
+            "results/pretrain/lstm/headline.json": {"lstm": ["val_loss"]}}
+HEADLINE_COLUMNS = [f"{group}.{name}" for keys in HEADLINE.values() for group, names in keys.items() for name in names]
+
+
+def _exp_show(repo: Path, *flags: str) -> str:
+    """What `dvc exp show` prints (stdout only: DVC may warn on stderr)."""
+    return subprocess.run([str(BIN / "dvc"), "exp", "show", *flags], cwd=repo, capture_output=True, text=True,
+                          check=True, env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}).stdout
+
+
+def test_committing_the_results_fills_dvc_exp_shows_baseline_row_with_the_headline_metrics_only(dvc_repo):
     """Nothing under results/ comes committed (Snakemake would take it as built); a user who ran the pipeline
-    commits what it wrote and `dvc exp show` compares experiments against that row. (Runs last: it commits.)"""
+    commits what it wrote and `dvc exp show` compares experiments against that row. It declares as metrics only
+    Table 5's average per method, full's score per task and each model's validation loss: the table DVC renders
+    has those 10 metric columns, first, under their own names. (Runs last: it commits.)"""
     _git("add", "-A", cwd=dvc_repo)
     _git("commit", "-qm", "run", cwd=dvc_repo)
-    shown = json.loads(subprocess.run([str(BIN / "dvc"), "exp", "show", "--json"], cwd=dvc_repo, capture_output=True,
-                                      text=True, check=True, env={**os.environ, "PATH": f"{BIN}{os.pathsep}"
-                                                                  f"{os.environ['PATH']}"}).stdout)
+    shown = json.loads(_exp_show(dvc_repo, "--json"))
     baseline = next(row for row in shown if row.get("rev") != "workspace")
     metrics = baseline["data"]["metrics"]
-    assert "results/metrics.json" in metrics, sorted(metrics)
-    average = metrics["results/metrics.json"]["data"]["average"]
-    assert {"full", "no_pretrain", "no_aux_lm", "lstm"} <= set(average)
+    declared = {path: {group: list(values) for group, values in metrics[path]["data"].items()} for path in metrics}
+    assert declared == HEADLINE
+    header = _exp_show(dvc_repo, "--csv").splitlines()[0].split(",")
+    fixed = ["Experiment", "rev", "typ", "Created", "parent"]  # (State and Executor: dropped while empty)
+    assert header[:len(fixed)] == fixed, header
+    # the metrics come next (the pretraining files first, in DVC's order), unprefixed, then params and deps
+    assert sorted(header[len(fixed):len(fixed) + len(HEADLINE_COLUMNS)]) == sorted(HEADLINE_COLUMNS), header
+    assert not any(":" in column for column in header), header  # no file-prefixed (clashing) names
+    assert len(HEADLINE_COLUMNS) <= 25
 
 
 def _stages_run(output: str) -> set[str]:
@@ -308,6 +327,7 @@ def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dv
     listed = subprocess.run([dvc, "exp", "list", "--name-only"], cwd=dvc_repo, capture_output=True, text=True,
                             check=True).stdout.split()
     assert "higher-lr" in listed, listed
+    PULLED["clone"] = clone  # its workspace holds higher-lr's outputs: the compare tests read them as files
 
     # A changed LSTM checkpoint: only what reads the LSTM would re-run. DVC sees the weights' records first (a
     # finetune job depends on its method's record: gpt1/train/starting_weights.py); once they are rewritten,
@@ -323,6 +343,61 @@ def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dv
     changed = _changed_stages(_run([dvc, "status"], clone))
     assert {name for name in changed if name.startswith("finetune@")} == {"finetune@lstm"}
     assert not any(name.startswith(("layer_transfer@", "transfer_curve@")) for name in changed), changed
+
+
+PULLED: dict[str, Path] = {}  # the second clone, once an experiment ran there and came back with `dvc exp pull`
+
+
+def test_dvc_exp_show_only_changed_shows_the_changed_param_and_the_headline_metrics(dvc_repo):
+    """After one `dvc exp run -S finetune.lr=...` (made in the second clone and pulled here)."""
+    assert "clone" in PULLED, "needs the experiment of test_a_second_clone_pulls_the_trained_models_..."
+    header = _exp_show(dvc_repo, "--only-changed", "--csv").splitlines()[0].split(",")
+    assert "finetune.lr" in header and "seed" not in header, header
+    assert {"average.full", "full.sts_b"} <= set(header), header  # fine-tuning changed; pretraining did not:
+    assert "transformer.val_loss" not in header, header
+
+
+def _test_predictions(repo: Path, method: str, task: str, seeds: list[int]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """(gold labels, predictions per seed) of a run's predictions_test.jsonl files, read as plain files."""
+    by_seed = []
+    for seed in seeds:
+        path = repo / "results/finetune" / method / task / f"seed{seed}" / "predictions_test.jsonl"
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        gold = np.array([row["label"] for row in rows], dtype=float)
+        by_seed.append(np.array([row["prediction"] for row in rows], dtype=float))
+    return gold, by_seed
+
+
+def test_gpt1_compare_gives_the_interval_an_independent_computation_gives_and_touches_nothing(dvc_repo, tmp_path):
+    """`gpt1 compare workspace higher-lr` reads the experiment from DVC's cache (pulled with it); its intervals are
+    direct_bootstrap's (tests/test_compare.py) on the two sides' prediction files; an experiment against itself
+    is 0 [0, 0]; the workspace is left as it was."""
+    from test_compare import direct_bootstrap
+
+    assert "clone" in PULLED, "needs the experiment of test_a_second_clone_pulls_the_trained_models_..."
+    clone, params = PULLED["clone"], _tiny_params()
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=dvc_repo, capture_output=True, text=True).stdout
+    headline = (dvc_repo / "results/metrics.json").read_bytes()
+    _run([str(BIN / "gpt1"), "compare", "workspace", "higher-lr", "--output", str(tmp_path / "lr.csv")], dvc_repo)
+    table = pd.read_csv(tmp_path / "lr.csv")
+    seeds = params["finetune"]["seeds"]
+    for method in params["finetune"]["variants"]:
+        tasks = {}
+        for task in params["data"]["tasks"]:
+            metric = json.loads((dvc_repo / "data/tasks" / task / "task.json").read_text())["metrics"][0]
+            gold, first = _test_predictions(dvc_repo, method, task, seeds)
+            gold_b, second = _test_predictions(clone, method, task, seeds)
+            assert np.array_equal(gold, gold_b)
+            tasks[task] = (metric, gold, first, second)
+        for column, expected in direct_bootstrap(tasks).items():
+            row = table[(table.method == method) & (table.task == column)].iloc[0]
+            assert (row.difference, row.low, row.high) == pytest.approx(expected, abs=0.006), (method, column)
+    assert not (table[["difference", "low", "high"]] == 0).all().all()  # the rate changed something
+    _run([str(BIN / "gpt1"), "compare", "higher-lr", "higher-lr", "--output", str(tmp_path / "self.csv")], dvc_repo)
+    itself = pd.read_csv(tmp_path / "self.csv")
+    assert len(itself) == len(table) and (itself[["difference", "low", "high"]] == 0).all().all()
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=dvc_repo, capture_output=True, text=True).stdout == status
+    assert (dvc_repo / "results/metrics.json").read_bytes() == headline
 
 
 def _changed_stages(status: str) -> set[str]:

@@ -253,7 +253,10 @@ def test_transformer_pretrains_below_unigram_and_writes_every_output(tmp_path):
     metrics = json.loads((tmp_path / "metrics" / "metrics.json").read_text())
     assert metrics["step"] == 40 and metrics["val"]["perplexity"] == pytest.approx(result["val_perplexity"])
     assert metrics["unigram_val_perplexity"] == pytest.approx(result["unigram_val_perplexity"])
-    assert list(metrics)[0] == "val" and set(metrics["train"]) == {"loss", "grad_norm", "tokens"}  # exp show order
+    assert list(metrics)[0] == "val" and set(metrics["train"]) == {"loss", "grad_norm", "tokens"}
+    # the one number dvc.yaml declares as metrics, named by the model so that `dvc exp show` reads it unprefixed
+    headline = json.loads((tmp_path / "metrics" / "headline.json").read_text())
+    assert headline == {"transformer": {"val_loss": pytest.approx(metrics["val"]["loss"])}}
     curves = tmp_path / "metrics" / "plots" / "metrics"
     losses = [float(line.split("\t")[1]) for line in (curves / "train" / "loss.tsv").read_text().splitlines()[1:]]
     assert len(losses) == 40 and losses[-1] < losses[0] - 0.5

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,9 @@ KINDS = ("transformer", "lstm")
 def run(params: Params, kind: str, tokens_dir: Path = layout.TOKENS, out_dir: Path | None = None,
         metrics_dir: Path | None = None) -> dict[str, Any]:
     """Pretrain `kind` ("transformer" or "lstm"); resumes from <out_dir>/resume.pt when one matches.
-    Returns the final metrics (the same numbers as <metrics_dir>/metrics.json, without timings)."""
-    from gpt1.atomic import exclusive_lock
+    Returns the final metrics (the same numbers as <metrics_dir>/metrics.json, without timings); writes the
+    validation loss alone to <metrics_dir>/headline.json, the file dvc.yaml declares as metrics."""
+    from gpt1.atomic import atomic_write_text, exclusive_lock
     from gpt1.train import distributed  # torch: only when the stage runs
     from gpt1.train.pretrain import LOCK_FILE, Trainer
     from gpt1.train.pretrain_settings import Settings
@@ -28,7 +30,11 @@ def run(params: Params, kind: str, tokens_dir: Path = layout.TOKENS, out_dir: Pa
     lock = exclusive_lock(out_dir / LOCK_FILE, f"pretraining into {out_dir}") if runtime.is_main else nullcontext()
     try:
         with lock:
-            return Trainer(Settings.of(params, kind), kind, Path(tokens_dir), out_dir, metrics_dir, runtime).train()
+            result = Trainer(Settings.of(params, kind), kind, Path(tokens_dir), out_dir, metrics_dir, runtime).train()
+            if runtime.is_main:
+                headline = {kind: {"val_loss": result["val_loss"]}}
+                atomic_write_text(metrics_dir / layout.PRETRAINING_HEADLINE, json.dumps(headline, indent=4) + "\n")
+            return result
     finally:
         distributed.stop(runtime)
 

@@ -1,0 +1,216 @@
+"""`gpt1 compare A B`: did an experiment's change help beyond the noise of the test set?
+
+For every fine-tuning method and task both sides ran, B − A (×100, each task's first metric) with the 95 %
+paired-bootstrap interval that Table 5's differences use (gpt1/eval/intervals.py: the same test examples resampled
+for both, each side's seeds pooled, the same resample count and generator seed) and the verdict computed from it.
+
+A side is an experiment name, a git revision or `workspace`. A revision's files are read from git and DVC's cache
+(DVCFileSystem) into a temporary folder laid out as the project: nothing is checked out, the workspace is not
+touched. Two sides are compared only on the same test rows (the same test split, sampled alike).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+
+from gpt1.data.records import TaskSpec
+from gpt1.data.task_data import seeded_subset
+from gpt1.errors import UserError
+from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_predictions, resampled_scores
+from gpt1.layout import RESULTS, TASKS, finetune_method, run_predictions
+from gpt1.params_files import DEFAULT_PARAMS
+
+WORKSPACE = "workspace"
+PREDICTIONS = run_predictions("test")
+FINETUNE = finetune_method("method", RESULTS).parent  # results/finetune: <method>/<task>/seed<S>/
+AVERAGE = "avg"
+# What B − A's interval says, from Interval.verdict (above 0: "supported").
+VERDICTS = {"supported": "better", "reversed": "worse", "not supported": "no difference"}
+COLUMNS = ["method", "task", "metric", "a", "b", "difference", "low", "high", "verdict"]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: its name and a folder laid out as the project (results/finetune, data/tasks,
+    params.yaml) holding what it ran."""
+
+    name: str
+    root: Path
+
+    def runs(self) -> dict[str, dict[str, list[Path]]]:
+        """{method: {task: [seed folders]}} of the fine-tuning runs that wrote test predictions."""
+        found: dict[str, dict[str, list[Path]]] = {}
+        for path in sorted((self.root / FINETUNE).glob(f"*/*/seed*/{PREDICTIONS}")):
+            method, task = path.parent.parent.parent.name, path.parent.parent.name
+            found.setdefault(method, {}).setdefault(task, []).append(path.parent)
+        if not found:
+            raise UserError(f"{self.name} has no fine-tuning runs ({FINETUNE}/<method>/<task>/seed<S>/{PREDICTIONS}): "
+                            "the finetune stage makes them (`dvc exp run`, or `dvc repro finetune` in the workspace)")
+        return found
+
+    def params(self) -> dict:
+        """The side's own params.yaml, read as written (a revision's may predate today's schema)."""
+        import yaml
+
+        path = self.root / DEFAULT_PARAMS
+        if not path.is_file():
+            raise UserError(f"{self.name} has no {DEFAULT_PARAMS}")
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+    def order(self) -> tuple[list[str], list[str]]:
+        """(methods, tasks) in the order of the side's finetune.variants and data.tasks: Table 5's."""
+        raw = self.params()
+        return list(raw["finetune"]["variants"]), list(raw["data"]["tasks"])
+
+    def metric(self, task: str) -> str:
+        """The task's first metric, the one Table 5 reports."""
+        return TaskSpec.from_file(self._task_file(task, "task.json")).metrics[0]
+
+    def test_rows(self, task: str) -> tuple[str, tuple[int, ...]]:
+        """Which test examples the side's runs scored: the test split's sha256 and the rows the seeded sample of
+        finetune.max_eval_examples took (gpt1/data/task_data.py)."""
+        split = self._task_file(task, "test.jsonl").read_bytes()
+        raw = self.params()
+        rows = seeded_subset(list(range(split.count(b"\n"))), raw["finetune"]["max_eval_examples"], raw["seed"],
+                             task, "test")
+        return hashlib.sha256(split).hexdigest(), tuple(rows)
+
+    def _task_file(self, task: str, name: str) -> Path:
+        path = self.root / TASKS / task / name
+        if not path.is_file():
+            raise UserError(f"{self.name} has no {TASKS / task / name}: the prepare stage makes it")
+        return path
+
+
+def _resolve(project: Path, name: str):
+    """(DVCFileSystem at the revision, its commit) for an experiment name or a git revision."""
+    from dvc.exceptions import DvcException
+    from dvc.fs import DVCFileSystem
+    from dvc.repo import Repo
+
+    try:
+        with Repo(str(project)) as repo:
+            commit = _commit_of(repo, name)
+    except DvcException as error:
+        raise UserError(f"{project} is not a DVC project ({error})") from None
+    if commit is None:
+        raise UserError(f"'{name}' is neither an experiment (`dvc exp list`), a git revision nor `{WORKSPACE}`; "
+                        "an experiment run elsewhere: `dvc exp pull <git remote> <name>` first")
+    return DVCFileSystem(url=str(project), rev=commit), commit
+
+
+def _commit_of(repo, name: str) -> str | None:
+    from dvc.repo.experiments.utils import resolve_name
+    from dvc.scm import SCMError
+    from scmrepo.exceptions import SCMError as GitError
+
+    reference = resolve_name(repo.scm, [name]).get(name)
+    if reference is not None:
+        return repo.scm.get_ref(str(reference))
+    try:
+        return repo.scm.resolve_rev(name)
+    except (SCMError, GitError):
+        return None
+
+
+def _copy_revision(project: Path, name: str, into: Path) -> None:
+    """params.yaml, every run's test predictions and every task's task.json and test split at revision `name`."""
+    fs, commit = _resolve(project, name)
+    wanted = [DEFAULT_PARAMS.as_posix()]
+    try:
+        for folder, names in ((FINETUNE, (PREDICTIONS,)), (TASKS, ("task.json", "test.jsonl"))):
+            if fs.isdir(folder.as_posix()):
+                wanted += [path.lstrip("/") for path in fs.find(folder.as_posix()) if Path(path).name in names]
+        for path in wanted:
+            if fs.exists(path):
+                (into / path).parent.mkdir(parents=True, exist_ok=True)
+                fs.get_file(path, str(into / path))
+    except (FileNotFoundError, OSError) as error:
+        raise UserError(f"{name} ({commit[:7]}): DVC's cache lacks its files ({error}); fetch them with `dvc pull` "
+                        f"(a branch or commit) or `dvc exp pull <git remote> {name}` (an experiment)") from None
+    except Exception as error:  # DVC's own errors for a missing cache object are many; name the fix once
+        if type(error).__module__.startswith(("dvc", "dvc_data", "dvc_objects", "scmrepo")):
+            raise UserError(f"{name} ({commit[:7]}): its files cannot be read from DVC's cache ({error}); fetch "
+                            f"them with `dvc pull` or `dvc exp pull <git remote> {name}`") from None
+        raise
+
+
+@contextmanager
+def opened(project: Path, names: list[str]) -> Iterator[list[Side]]:
+    """The sides named, each as a folder laid out as the project; revisions in temporary folders, removed after."""
+    with ExitStack() as stack:
+        sides = []
+        for name in names:
+            if name == WORKSPACE:
+                sides.append(Side(name, Path(project)))
+                continue
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gpt1-compare-")))
+            _copy_revision(Path(project), name, folder)
+            sides.append(Side(name, folder))
+        yield sides
+
+
+def _score(metric: str, predictions: Predictions) -> float:
+    """The side's score on the whole test set, seeds pooled, ×100 (row 0 of a bootstrap: every row once)."""
+    return 100 * float(resampled_scores(metric, predictions, np.arange(len(predictions.labels))[None])[0])
+
+
+def compare(first: Side, second: Side) -> pd.DataFrame:
+    """One row per (method, task) both sides ran, and per method the average over those tasks: A's and B's scores,
+    B − A with its 95 % interval (×100) and the verdict."""
+    runs_a, runs_b = first.runs(), second.runs()
+    methods, tasks_in_order = first.order()
+    rows = []
+    for method in _ordered([method for method in runs_a if method in runs_b], methods):
+        tasks = _ordered([task for task in runs_a[method] if task in runs_b[method]], tasks_in_order)
+        pairs, scores = {}, {}
+        for task in tasks:
+            metric = first.metric(task)
+            if second.metric(task) != metric:
+                raise UserError(f"task '{task}': {first.name} scores it by {metric}, {second.name} by "
+                                f"{second.metric(task)}; they are not compared")
+            if first.test_rows(task) != second.test_rows(task):
+                raise UserError(f"task '{task}': {first.name} and {second.name} scored different test rows (its "
+                                "test split, seed or finetune.max_eval_examples differ); they are not compared")
+            a, b = read_predictions(runs_a[method][task]), read_predictions(runs_b[method][task])
+            pairs[task] = (metric, b, a)  # B − A on the same resampled rows
+            scores[task] = (metric, _score(metric, a), _score(metric, b))
+        if not pairs:
+            continue
+        intervals: dict[str, Interval] = paired_differences(pairs)
+        if len(tasks) > 1:
+            scores[AVERAGE] = ("mean of tasks", *(float(np.mean([scores[t][i] for t in tasks])) for i in (1, 2)))
+        for column, (metric, score_a, score_b) in scores.items():
+            interval = intervals[column]
+            rows.append({"method": method, "task": column, "metric": metric, "a": score_a, "b": score_b,
+                         "difference": interval.difference, "low": interval.low, "high": interval.high,
+                         "verdict": VERDICTS[interval.verdict]})
+    if not rows:
+        raise UserError(f"{first.name} and {second.name} share no fine-tuning method and task to compare")
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _ordered(names: list[str], order: list[str]) -> list[str]:
+    """`names` in `order`, any others after them, sorted."""
+    return sorted(names, key=lambda name: (order.index(name) if name in order else len(order), name))
+
+
+def markdown(table: pd.DataFrame, first: str, second: str) -> str:
+    lines = [f"B − A, ×100: B = {second}, A = {first}. [95 % interval: paired bootstrap over the same test "
+             "examples, seeds pooled, as Table 5's]; better / worse: the interval lies above / below 0.", "",
+             "| method | task | metric | A | B | B − A [95 % interval] | verdict |", "|" + "---|" * 7]
+    lines += [f"| {row.method} | {row.task} | {row.metric} | {row.a:.1f} | {row.b:.1f} | {row.difference:+.1f} "
+              f"[{row.low:+.1f}, {row.high:+.1f}] | {row.verdict} |" for row in table.itertuples()]
+    return "\n".join(lines) + "\n"
+
+
+def csv(table: pd.DataFrame) -> str:
+    return table.to_csv(index=False, float_format="%.2f")

@@ -1,0 +1,131 @@
+"""`gpt1 compare`: B − A per method and task with Table 5's paired-bootstrap interval, checked against a direct
+implementation (a loop over resamples with scikit-learn and scipy); an experiment against itself; the refusals."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from scipy.stats import pearsonr
+
+from gpt1.data.records import TaskSpec
+from gpt1.errors import UserError
+from gpt1.eval import compare
+from gpt1.eval.compare import Side
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = 60
+TASKS = {"sentiment": "accuracy", "similarity": "pearson"}  # in data.tasks' order
+METHODS = ["full", "no_pretrain"]
+
+
+def _labels(task: str) -> np.ndarray:
+    rng = np.random.default_rng(len(task))
+    return rng.integers(0, 2, EXAMPLES).astype(float) if TASKS[task] == "accuracy" else rng.normal(size=EXAMPLES)
+
+
+def _predictions(task: str, skill: float, seed: int) -> np.ndarray:
+    """Fixed predictions: a classifier right on a `skill` share of rows, or a regressor correlated by `skill`."""
+    rng, gold = np.random.default_rng(1000 * seed + int(100 * skill)), _labels(task)
+    if TASKS[task] == "accuracy":
+        return np.where(rng.random(EXAMPLES) < skill, gold, 1 - gold)
+    return skill * gold + rng.normal(size=EXAMPLES)
+
+
+def project(root: Path, skill: dict[str, float], seeds=(1, 2), max_eval_examples=EXAMPLES, test_text="row") -> Path:
+    """A folder laid out as the project: params.yaml, each task's task.json and test split, each run's predictions."""
+    root.mkdir(parents=True)
+    params = {"seed": 7, "data": {"tasks": list(TASKS)}, "finetune": {"variants": METHODS, "seeds": list(seeds),
+                                                                      "max_eval_examples": max_eval_examples}}
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    for task, metric in TASKS.items():
+        folder = root / "data/tasks" / task
+        folder.mkdir(parents=True)
+        spec = TaskSpec(task, "classification", ("a", "b"), (metric,), "test")
+        folder.joinpath("task.json").write_text(spec.to_json())
+        folder.joinpath("test.jsonl").write_text("".join(json.dumps({"text": f"{test_text} {i}"}) + "\n"
+                                                         for i in range(EXAMPLES)))
+        for method in METHODS:
+            for seed in seeds:
+                run = root / "results/finetune" / method / task / f"seed{seed}"
+                run.mkdir(parents=True)
+                predicted = _predictions(task, skill[method], seed)
+                run.joinpath("predictions_test.jsonl").write_text("".join(
+                    json.dumps({"index": i, "label": float(y), "prediction": float(p)}) + "\n"
+                    for i, (y, p) in enumerate(zip(_labels(task), predicted))))
+    return root
+
+
+def direct_bootstrap(tasks: dict[str, tuple[str, np.ndarray, list, list]], resamples: int = 2000) -> dict:
+    """B − A written out, {task or "avg": (difference, low, high)} ×100 from `tasks` {task: (metric, gold, A's
+    predictions per seed, B's)}: one generator (seed 0) draws each task's resamples in turn, row 0 the whole test
+    set; per resample each side's metric per seed, averaged over seeds; the average over tasks per resample; the
+    2.5th and 97.5th percentiles of resamples 1..N."""
+    rng = np.random.default_rng(0)
+    differences = {}
+    for task, (metric, gold, first, second) in tasks.items():
+        rows = rng.integers(0, len(gold), size=(resamples + 1, len(gold)))
+        rows[0] = np.arange(len(gold))
+        score = (lambda g, p: np.mean(g == p)) if metric == "accuracy" else (lambda g, p: pearsonr(g, p)[0])
+        values = []
+        for drawn in rows:
+            b, a = (np.mean([score(gold[drawn], np.asarray(by_seed)[drawn]) for by_seed in side])
+                    for side in (second, first))
+            values.append(100 * (b - a))
+        differences[task] = np.array(values)
+    differences["avg"] = np.mean(list(differences.values()), axis=0)
+    return {name: (values[0], *np.percentile(values[1:], [2.5, 97.5])) for name, values in differences.items()}
+
+
+def direct_intervals(a: float, b: float, seeds=(1, 2)) -> dict:
+    """direct_bootstrap of this file's fixed predictions: A and B right (or correlated) by skill `a` and `b`."""
+    return direct_bootstrap({task: (metric, _labels(task), [_predictions(task, a, seed) for seed in seeds],
+                                    [_predictions(task, b, seed) for seed in seeds]) for task, metric in TASKS.items()})
+
+
+def test_compare_gives_the_interval_a_direct_implementation_gives(tmp_path):
+    skills_a, skills_b = {"full": 0.6, "no_pretrain": 0.5}, {"full": 0.8, "no_pretrain": 0.5}
+    first, second = Side("a", project(tmp_path / "a", skills_a)), Side("b", project(tmp_path / "b", skills_b))
+    table = compare.compare(first, second)
+    assert list(table.method.unique()) == METHODS and list(table.task.unique()) == [*TASKS, "avg"]
+    for method in METHODS:
+        expected = direct_intervals(skills_a[method], skills_b[method])
+        for task, (difference, low, high) in expected.items():
+            row = table[(table.method == method) & (table.task == task)].iloc[0]
+            expected_row = pytest.approx((difference, low, high), abs=1e-9)
+            assert (row.difference, row.low, row.high) == expected_row, (method, task)
+    gain = table[(table.method == "full") & (table.task == "sentiment")].iloc[0]
+    assert gain.low > 0 and gain.verdict == "better"  # 80 % right against 60 %
+    assert gain.b - gain.a == pytest.approx(gain.difference)
+
+
+def test_an_experiment_against_itself_is_zero_with_the_interval_zero_zero(tmp_path):
+    side = Side("a", project(tmp_path / "a", {"full": 0.7, "no_pretrain": 0.6}))
+    table = compare.compare(side, side)
+    assert (table[["difference", "low", "high"]] == 0).all().all()
+    assert set(table.verdict) == {"no difference"}
+    assert "| full | sentiment | accuracy |" in compare.markdown(table, "a", "a")
+    assert "+0.0 [+0.0, +0.0] | no difference |" in compare.markdown(table, "a", "a")
+
+
+@pytest.mark.parametrize("change", [{"max_eval_examples": 40}, {"test_text": "another row"}])
+def test_experiments_scored_on_different_test_rows_are_refused(tmp_path, change):
+    skills = {"full": 0.7, "no_pretrain": 0.6}
+    first, second = Side("a", project(tmp_path / "a", skills)), Side("b", project(tmp_path / "b", skills, **change))
+    with pytest.raises(UserError, match=r"^task 'sentiment': a and b scored different test rows .*not compared$"):
+        compare.compare(first, second)
+
+
+def test_an_experiment_without_runs_names_the_stage_that_makes_them(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    side = Side("a", project(tmp_path / "a", {"full": 0.7, "no_pretrain": 0.6}))
+    with pytest.raises(UserError, match=r"^empty has no fine-tuning runs .*the finetune stage makes them"):
+        compare.compare(side, Side("empty", empty))
+
+
+def test_the_table_is_written_as_csv_with_every_number(tmp_path):
+    side = Side("a", project(tmp_path / "a", {"full": 0.7, "no_pretrain": 0.6}))
+    lines = compare.csv(compare.compare(side, side)).splitlines()
+    assert lines[0] == ",".join(compare.COLUMNS) and len(lines) == 1 + len(METHODS) * (len(TASKS) + 1)
