@@ -81,7 +81,7 @@ TOOLS = {
     "import-weights": (_import_weights, "convert released GPT-1 weights (HF folder or OpenAI's npy files)"),
     "export-weights": (_export_weights, "write a Transformer checkpoint in transformers' or OpenAI's layout"),
     "generate": (_generate, "sample text from a language model (ours, a checkpoint, or released weights)"),
-    "predict": (_predict, "run a kept fine-tuned model (results/finetune/<variant>/<task>/seed<S>) on examples"),
+    "predict": (_predict, "run a kept fine-tuned model (results/finetune/<method>/<task>/seed<S>) on examples"),
 }
 NO_PARAMS = ("import-weights", "export-weights", "generate", "predict")  # file tools: they work outside a project
 

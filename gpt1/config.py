@@ -189,11 +189,11 @@ class FinetuneParams(Section):
         return names
     lr: float = Field(gt=0, lt=1)
     no_pretrain_lr: Optional[float] = Field(gt=0, lt=1,
-                                            description="the no_pretrain variant's rate (None: finetune.lr)")
+                                            description="the no_pretrain method's rate (None: finetune.lr)")
     batch_size: int = Field(ge=1)
     epochs: int = Field(ge=1)
     warmup_fraction: float = Field(ge=0, lt=1)
-    lm_coef: float = Field(ge=0, description="λ of the auxiliary LM loss; the no_aux_lm variant uses 0")
+    lm_coef: float = Field(ge=0, description="λ of the auxiliary LM loss; the no_aux_lm method uses 0")
     classifier_dropout: float = Field(ge=0, lt=1)
     betas: tuple[Beta, Beta]
     eps: AdamEps

@@ -120,21 +120,21 @@ def task_tokens(task: str, root: Path = TASK_TOKENS) -> Path:
     return Path(root) / task
 
 
-def starting_model_record(variant: str, records_dir: Path = STARTING_MODELS) -> Path:
+def starting_model_record(method: str, records_dir: Path = STARTING_MODELS) -> Path:
     """The record of the weights a method starts from, on which its fine-tuning jobs depend
     (gpt1/train/starting_weights.py)."""
-    return Path(records_dir) / f"{variant}.json"
+    return Path(records_dir) / f"{method}.json"
 
 
-def finetune_method(variant: str, results: Path = RESULTS) -> Path:
+def finetune_method(method: str, results: Path = RESULTS) -> Path:
     """The finetune stage's output for one method: every task's runs (`finetune_runs`). One job per method, so that
     retraining one pretrained model re-runs only the methods that start from it."""
-    return Path(results) / "finetune" / variant
+    return Path(results) / "finetune" / method
 
 
-def finetune_runs(task: str, variant: str, results: Path = RESULTS) -> Path:
-    """One (task, variant) of the finetune stage: a folder per seed (`seed_run`)."""
-    return finetune_method(variant, results) / task
+def finetune_runs(task: str, method: str, results: Path = RESULTS) -> Path:
+    """One (task, method) of the finetune stage: a folder per seed (`seed_run`)."""
+    return finetune_method(method, results) / task
 
 
 def layer_transfer_task(task: str, results: Path = RESULTS) -> Path:
@@ -163,8 +163,8 @@ def seed_run(runs: Path, seed: int) -> Path:
     return Path(runs) / f"seed{seed}"
 
 
-def finetune_run(task: str, variant: str, seed: int, results: Path = RESULTS) -> Path:
-    return seed_run(finetune_runs(task, variant, results), seed)
+def finetune_run(task: str, method: str, seed: int, results: Path = RESULTS) -> Path:
+    return seed_run(finetune_runs(task, method, results), seed)
 
 
 def layer_transfer_run(task: str, layers: int, seed: int, results: Path = RESULTS) -> Path:

@@ -73,6 +73,24 @@ def test_findings_are_computed_verdicts_with_intervals(tmp_path):
     assert "Architecture: Transformer − LSTM = -" in text[2] and "— reversed at 95 %" in text[2]
 
 
+def test_a_method_added_to_the_registry_gets_its_finding(tmp_path, monkeypatch):
+    """Findings read their comparisons from gpt1/methods.py: a registered method needs no line in the analysis.
+    One without a paper row or a named comparison is compared by its label."""
+    from gpt1 import methods
+
+    monkeypatch.setitem(methods.METHODS, "tiny_lr", methods.Method("Transformer at a tiny rate", "full, tiny rate",
+                                                                  starts_from="transformer", auxiliary_lm=True))
+    values = {"full": {"sent": [0.9, 0.9], "sim": [0.9, 0.9]}, "tiny_lr": {"sent": [0.5, 0.5], "sim": [0.5, 0.5]},
+              "no_pretrain": {"sent": [0.6, 0.6], "sim": [0.5, 0.5]}}
+    _write_predictions(tmp_path / "finetune", values)
+    mean = pd.DataFrame({"avg": [0.0] * 3, "sent": [0.0] * 3, "sim": [0.0] * 3}, index=list(values))
+    intervals = analysis.method_intervals(tmp_path, SPECS, list(values), [1, 2])
+    text = analysis.findings(mean, intervals, {"sent": 50_000, "sim": 500})
+    assert len(text) == 2 and text[1].startswith("Pre-training: full − w/o pre-training = +")
+    assert text[0].startswith("full − Transformer at a tiny rate = +") and "(not in the paper)" in text[0]
+    assert text[0].endswith("— supported at 95 %.")
+
+
 def _baseline_entry(test, dev=None):
     """One baseline as `gpt1 baselines` writes it: metrics per split (fractions) and notes."""
     return {"dev": dev or test, "notes": [], "test": test}
@@ -219,5 +237,5 @@ def test_layer_transfer_trend_per_task(tmp_path):
 def test_layer_transfer_names_the_missing_run(tmp_path):
     _layer_transfer_runs(tmp_path)
     (tmp_path / "finetune" / "full" / "nli" / "seed2" / "metrics.json").unlink()
-    with pytest.raises(UserError, match=r"full/nli/seed2/metrics.json not found; run the finetune stage \(variant full\)"):
+    with pytest.raises(UserError, match=r"full/nli/seed2/metrics.json not found; run the finetune stage \(method full\)"):
         _run_layer_transfer(tmp_path)

@@ -79,30 +79,34 @@ def _with_interval(interval: Interval) -> str:
 
 
 def findings(mean: pd.DataFrame, intervals: dict[str, dict[str, Interval]], train_sizes: dict[str, int]) -> list[str]:
-    """One sentence per finding of the paper, with its 95 % interval and a computed verdict."""
-    sentences = []
-    if "no_pretrain" in intervals:
-        avg = intervals["no_pretrain"]["avg"]
-        sentences.append(f"Pre-training: full − w/o pre-training = {_with_interval(avg)} on average (the paper: "
-                         f"+{paper_gain('no_pretrain')}) — {avg.verdict} at 95 %.")
-    if "no_aux_lm" in intervals:
-        gains = intervals["no_aux_lm"]
-        large = [t for t in mean.columns[1:] if train_sizes.get(t, 0) >= LARGE_TRAIN]
-        per_task = "; ".join(f"{task} {_with_interval(gains[task])} ({gains[task].verdict})"
-                             for task in mean.columns[1:])
-        if large and len(large) < len(mean.columns) - 1:
-            sentences.append(f"Auxiliary LM: full − w/o aux LM per task: {per_task}. The paper found it helps the "
-                             f"larger data sets (here {', '.join(large)}) and not the small ones.")
-        else:
-            sentences.append(f"Auxiliary LM: full − w/o aux LM = {_with_interval(gains['avg'])} on average "
-                             f"({gains['avg'].verdict} at 95 %); per task: {per_task}. Every task here fine-tunes on "
-                             f"{'more' if large else 'fewer'} than {LARGE_TRAIN:,} examples, so the paper's "
-                             "large-vs-small contrast cannot be tested; the paper expects no gain on small sets.")
-    if "lstm" in intervals:
-        avg = intervals["lstm"]["avg"]
-        sentences.append(f"Architecture: Transformer − LSTM = {_with_interval(avg)} on average (the paper: "
-                         f"+{paper_gain('lstm')}) — {avg.verdict} at 95 %.")
-    return sentences
+    """One sentence per method compared with full (its registry entry names the comparison), with its 95 %
+    interval and a computed verdict, in Table 5's order."""
+    return [_by_size_finding(name, by_column, mean, train_sizes) if METHODS[name].finding_by_size
+            else _average_finding(name, by_column["avg"]) for name, by_column in intervals.items()]
+
+
+def _comparison(name: str) -> str:
+    entry = METHODS[name]
+    return entry.finding or f"full − {entry.label}"
+
+
+def _average_finding(name: str, avg: Interval) -> str:
+    paper = f"the paper: {paper_gain(name):+}" if name in PAPER_TABLE_5.index else "not in the paper"
+    return f"{_comparison(name)} = {_with_interval(avg)} on average ({paper}) — {avg.verdict} at 95 %."
+
+
+def _by_size_finding(name: str, gains: dict[str, Interval], mean: pd.DataFrame, train_sizes: dict[str, int]) -> str:
+    """The paper found the method's ingredient to help the larger data sets (≥ LARGE_TRAIN training examples) and
+    not the small ones: every task's interval, and whether this run's tasks can test that."""
+    comparison = _comparison(name)
+    large = [t for t in mean.columns[1:] if train_sizes.get(t, 0) >= LARGE_TRAIN]
+    per_task = "; ".join(f"{task} {_with_interval(gains[task])} ({gains[task].verdict})" for task in mean.columns[1:])
+    if large and len(large) < len(mean.columns) - 1:
+        return (f"{comparison} per task: {per_task}. The paper found it helps the larger data sets (here "
+                f"{', '.join(large)}) and not the small ones.")
+    return (f"{comparison} = {_with_interval(gains['avg'])} on average ({gains['avg'].verdict} at 95 %); per task: "
+            f"{per_task}. Every task here fine-tunes on {'more' if large else 'fewer'} than {LARGE_TRAIN:,} examples, "
+            "so the paper's large-vs-small contrast cannot be tested; the paper expects no gain on small sets.")
 
 
 def interval_frame(intervals: dict[str, dict[str, Interval]]) -> pd.DataFrame:
@@ -192,7 +196,7 @@ def layer_transfer_rows(results_dir: Path, tasks: list[str], layers: list[int], 
             points = {kept: run_metrics(layer_transfer_run(task, kept, seed, results_dir), "the layer_transfer stages")
                       for kept in layers}
             points[all_layers] = run_metrics(finetune_run(task, "full", seed, results_dir),
-                                             "the finetune stage (variant full)")
+                                             "the finetune stage (method full)")
             rows += [{"task": task, "layers": kept, "seed": seed, "split": split,
                       "accuracy": metrics[split]["accuracy"]}
                      for kept, metrics in points.items() for split in ("dev", "test")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gpt1 import layout
 from gpt1.config import Params
+from gpt1.methods import resolve
 from gpt1.one_off import selected_runs
 from gpt1.errors import UserError
 
@@ -32,6 +33,7 @@ def main(args, params: Params) -> None:
     steps, seeds, root = selected_runs(args, params.analysis.transfer_curve_steps,
                                               params.analysis.layer_transfer_seeds)
     settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
+    full = resolve("full", params.finetune)
     for step in steps:
-        run_seeds(settings, tokens, "full", seeds, pretrain_dir=layout.PRETRAIN, pretrain_step=step,
+        run_seeds(settings, tokens, full, seeds, pretrain_dir=layout.PRETRAIN, pretrain_step=step,
                   out_root=layout.transfer_curve_runs(args.task, step, root))
