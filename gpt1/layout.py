@@ -53,7 +53,7 @@ def user_files_record(setting: str, root: Path = USER_FILES) -> Path:
 
 
 def pretraining_run(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
-    """The folder of one model's pretraining ("transformer" or "lstm"): its weights, its kept checkpoints and,
+    """The folder of one model's pretraining (a kind of gpt1/model/kinds.py): its weights, its kept checkpoints and,
     while it runs, its resume state."""
     return Path(pretrain_dir) / kind
 
@@ -64,7 +64,7 @@ def pretraining_metrics(kind: str, results: Path = RESULTS) -> Path:
 
 
 def pretrained_model(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
-    """The published checkpoint of a pretrained model ("transformer" or "lstm")."""
+    """The published checkpoint of a pretrained model (a kind of gpt1/model/kinds.py)."""
     return pretraining_run(kind, pretrain_dir) / MODEL_FILE
 
 
@@ -74,7 +74,7 @@ def pretraining_checkpoints(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
 
 
 def training_updates(pretrain, kind: str) -> int:
-    """The updates `kind` ("transformer" or "lstm") pretrains for: its own `pretrain.<kind>.max_steps` where set,
+    """The updates `kind` (a kind of gpt1/model/kinds.py) pretrains for: its own `pretrain.<kind>.max_steps` where set,
     else pretrain.max_steps (`pretrain`: params' section). Pretraining, params validation and the analyses of
     its checkpoints read it here (not in the params schema, which no stage lists as a dependency)."""
     return getattr(pretrain, kind).max_steps or pretrain.max_steps
@@ -111,8 +111,21 @@ def kept_checkpoints(folder: Path) -> dict[int, Path]:
 
 
 def pretraining_checkpoint(kind: str, step: int, pretrain_dir: Path = PRETRAIN) -> Path:
-    """A kept pretraining checkpoint of a model ("transformer" or "lstm"), published with its final weights."""
+    """A kept pretraining checkpoint of a model (a kind of gpt1/model/kinds.py), published with its final weights."""
     return pretraining_checkpoints(kind, pretrain_dir) / checkpoint_file(step)
+
+
+# Inside a prepared task's folder (`prepared_task`): what the task is (a TaskSpec), beside a <split>.jsonl per split.
+TASK_SPEC = "task.json"
+
+
+def prepared_task(task: str, tasks_dir: Path = TASKS) -> Path:
+    """One task's folder as the prepare stage writes it: its spec (TASK_SPEC) and its splits."""
+    return Path(tasks_dir) / task
+
+
+def task_spec(task: str, tasks_dir: Path = TASKS) -> Path:
+    return prepared_task(task, tasks_dir) / TASK_SPEC
 
 
 def task_tokens(task: str, root: Path = TASK_TOKENS) -> Path:

@@ -20,9 +20,10 @@ names (`finetune@full`'s `item.variant`), re-running every stage for every user,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Optional
+from typing import Optional
 
 from gpt1.errors import UserError
+from gpt1.model.kinds import LSTM, TRANSFORMER, Kind
 
 # Table 5's columns (GLUE), in the paper's order; a method's `paper_row` gives one value per column.
 PAPER_COLUMNS = ("avg", "CoLA", "SST2", "MRPC", "STSB", "QQP", "MNLI", "QNLI", "RTE")
@@ -32,7 +33,7 @@ PAPER_COLUMNS = ("avg", "CoLA", "SST2", "MRPC", "STSB", "QQP", "MNLI", "QNLI", "
 class Method:
     label: str  # Table 5's row name
     meaning: str  # one line for the model card
-    starts_from: Optional[Literal["transformer", "lstm"]]  # the pretrained model it loads; None: a fresh Transformer
+    starts_from: Optional[Kind]  # the pretrained model it loads; None: a fresh Transformer
     auxiliary_lm: bool  # λ = finetune.lm_coef, or 0 (no auxiliary objective)
     lr_key: str = "finetune.lr"  # a finetune key holding its rate; when that key is null, finetune.lr
     paper_row: Optional[tuple[float, ...]] = None  # its Table 5 row (PAPER_COLUMNS), None if the paper has none
@@ -50,7 +51,7 @@ class Method:
 METHODS: dict[str, Method] = {
     "full": Method("Transformer w/ aux LM (full)",
                    "pretrained Transformer, auxiliary LM objective (λ = finetune.lm_coef)",
-                   starts_from="transformer", auxiliary_lm=True,
+                   starts_from=TRANSFORMER, auxiliary_lm=True,
                    paper_row=(74.7, 45.4, 91.3, 82.3, 82.0, 70.3, 81.8, 88.1, 56.0)),
     "no_pretrain": Method("Transformer w/o pre-training",
                           "Transformer of the same size, randomly initialised, auxiliary LM objective",
@@ -58,10 +59,10 @@ METHODS: dict[str, Method] = {
                           paper_row=(59.9, 18.9, 84.0, 79.4, 30.9, 65.5, 75.7, 71.2, 53.8),
                           finding="Pre-training: full − w/o pre-training"),
     "no_aux_lm": Method("Transformer w/o aux LM", "pretrained Transformer, no auxiliary LM objective (λ = 0)",
-                        starts_from="transformer", auxiliary_lm=False,
+                        starts_from=TRANSFORMER, auxiliary_lm=False,
                         paper_row=(75.0, 47.9, 92.0, 84.9, 83.2, 69.8, 81.1, 86.9, 54.4),
                         finding="Auxiliary LM: full − w/o aux LM", finding_by_size=True),
-    "lstm": Method("LSTM w/ aux LM", "pretrained LSTM, auxiliary LM objective", starts_from="lstm",
+    "lstm": Method("LSTM w/ aux LM", "pretrained LSTM, auxiliary LM objective", starts_from=LSTM,
                    auxiliary_lm=True, paper_row=(69.1, 30.3, 90.5, 83.2, 71.8, 68.1, 73.7, 81.1, 54.6),
                    finding="Architecture: Transformer − LSTM"),
 }
@@ -79,7 +80,7 @@ def method(name: str) -> Method:
 class ResolvedMethod:
     """One method as a fine-tuning job trains it, resolved once from its name and params' `finetune` section."""
     name: str
-    starts_from: Optional[Literal["transformer", "lstm"]]  # the pretrained model it loads; None: a fresh Transformer
+    starts_from: Optional[Kind]  # the pretrained model it loads; None: a fresh Transformer
     meaning: str  # the model card's line
     lm_coef: float  # λ of L3 = L2 + λ·L1
     lr: float

@@ -24,7 +24,7 @@ def _scores(values):
     rows = []
     for variant, tasks in values.items():
         for task, per_seed in tasks.items():
-            metric = ALL_SPECS[task].metrics[0]
+            metric = ALL_SPECS[task].primary_metric
             for seed, value in enumerate(per_seed, start=1):
                 rows.append({"task": task, "variant": variant, "seed": seed, "metric": metric, "value": value})
                 rows.append({"task": task, "variant": variant, "seed": seed, "metric": "other", "value": 0.0})

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpt1.errors import UserError
+from gpt1.layout import prepared_task, task_spec
 from gpt1.data.records import SPLITS, Example, TaskSpec, check_examples, read_examples
 
 
@@ -35,10 +36,10 @@ class TaskData:
 
 def load_task_data(samples: Samples, task: str, tasks_dir: Path) -> TaskData:
     """A task's checked splits, cut to `samples` (seeded samples of each split, `seeded_subset`)."""
-    folder = Path(tasks_dir) / task
-    if not (folder / "task.json").is_file():
-        raise UserError(f"{folder / 'task.json'} not found; run `gpt1 prepare` with '{task}' in data.tasks")
-    spec = TaskSpec.from_file(folder / "task.json")
+    folder, spec_file = prepared_task(task, tasks_dir), task_spec(task, tasks_dir)
+    if not spec_file.is_file():
+        raise UserError(f"{spec_file} not found; run `gpt1 prepare` with '{task}' in data.tasks")
+    spec = TaskSpec.from_file(spec_file)
     splits, full_sizes = {}, {}
     for split in SPLITS:
         path = folder / f"{split}.jsonl"

@@ -34,14 +34,9 @@ PAPER_TABLE_5 = pd.DataFrame.from_dict(
 LARGE_TRAIN = 10_000
 
 
-def primary_metric(spec: TaskSpec) -> str:
-    """The paper's headline metric for a task (first listed: accuracy, MCC, F1 or Pearson)."""
-    return spec.metrics[0]
-
-
 def ablation_table(scores: pd.DataFrame, specs: dict[str, TaskSpec]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Mean and std over seeds, ×100, one row per method and one column per task, plus `avg`."""
-    wanted = [(task, primary_metric(spec)) for task, spec in specs.items()]
+    wanted = [(task, spec.primary_metric) for task, spec in specs.items()]
     rows = scores[scores.apply(lambda r: (r.task, r.metric) in wanted and r.variant in METHODS, axis=1)]
     if rows.empty:
         raise UserError("results/scores.csv has no fine-tuning scores for the ablation; run `gpt1 evaluate` first")
@@ -69,7 +64,7 @@ def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: lis
         return read_predictions([finetune_run(task, method, seed, results_dir) for seed in seeds])
 
     full = {task: predictions(task, "full") for task in specs}  # read once, compared with every method
-    return {method: paired_differences({task: (primary_metric(spec), full[task], predictions(task, method))
+    return {method: paired_differences({task: (spec.primary_metric, full[task], predictions(task, method))
                                         for task, spec in specs.items()})
             for method in methods if method != "full"}
 
@@ -143,7 +138,7 @@ def against_baselines(mean: pd.DataFrame, baselines: dict, specs: dict[str, Task
         raise UserError("results/scores.csv has no `full` runs to compare with the baselines; run them first")
     rows = []
     for task in mean.columns.drop("avg"):
-        metric = primary_metric(specs[task])
+        metric = specs[task].primary_metric
         scored = {name: round(entry["test"][metric] * 100, 2) for name, entry in baselines[task].items()
                   if metric in entry.get("test", {})}
         if not scored:

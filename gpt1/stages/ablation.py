@@ -15,7 +15,7 @@ from gpt1.data.records import TaskSpec
 from gpt1.errors import UserError
 from gpt1.eval.analysis import (PAPER_TABLE_5, baseline_markdown, interval_markdown, markdown_table,
                                 ablation_table, against_baselines, baseline_finding, findings, interval_frame,
-                                method_intervals, primary_metric, read_baselines)
+                                method_intervals, read_baselines)
 from gpt1.eval.intervals import RESAMPLES
 from gpt1.methods import METHODS
 
@@ -42,7 +42,7 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
         raise UserError(f"{scores_csv} not found; run `gpt1 evaluate` first")
     baselines = read_baselines(baselines_json, tasks)
     scores = pd.read_csv(scores_csv)
-    specs = {task: TaskSpec.from_file(tasks_dir / task / "task.json") for task in tasks}
+    specs = {task: TaskSpec.from_file(layout.task_spec(task, tasks_dir)) for task in tasks}
     mean, std = ablation_table(scores, specs)
     train_sizes = {}
     for task in tasks:
@@ -59,7 +59,7 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
     comparison = against_baselines(mean, baselines, specs)
     with atomic_path(out_baselines_csv) as temporary:
         comparison.to_csv(temporary, index=False, float_format="%.2f")
-    metric_names = ", ".join(f"{task}: {primary_metric(spec)}" for task, spec in specs.items())
+    metric_names = ", ".join(f"{task}: {spec.primary_metric}" for task, spec in specs.items())
     text = [
         "# Table 5, reproduced at the embedded default's scale",
         "",

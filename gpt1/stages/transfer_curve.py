@@ -7,6 +7,7 @@ from __future__ import annotations
 from gpt1 import layout
 from gpt1.config import Params
 from gpt1.methods import resolve
+from gpt1.model.kinds import TRANSFORMER
 from gpt1.one_off import selected_runs
 from gpt1.errors import UserError
 
@@ -26,7 +27,7 @@ def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
     from gpt1.train.finetune import Settings, run_seeds
 
-    if layout.training_updates(params.pretrain, "transformer") == 0:
+    if layout.training_updates(params.pretrain, TRANSFORMER) == 0:
         raise UserError("the transfer curve fine-tunes from checkpoints of a Transformer pretrained here, and "
                         "pretrain.max_steps is 0 (released weights used as they are): build the other targets, "
                         "e.g. `dvc repro ablation` or `snakemake results/ablation.csv`")
