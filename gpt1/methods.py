@@ -1,5 +1,5 @@
-"""Table 5's methods, each in one entry: how its fine-tuning starts and trains, what it means, its finding and the
-paper's row.
+"""Table 5's methods, each in one entry: how its fine-tuning starts and trains, what it means, and its finding (the
+paper's Table 5 row, where it has one, is gpt1/paper.py's).
 
 `finetune.variants` in params.yaml names entries of METHODS (the order of Table 5's rows is this mapping's
 order). Adding an entry is all a new method needs: the finetune stage builds its starting model and objective
@@ -25,10 +25,6 @@ from typing import Optional
 from gpt1.errors import UserError
 from gpt1.model.kinds import LSTM, TRANSFORMER, Kind
 
-# Table 5's columns (GLUE), in the paper's order; a method's `paper_row` gives one value per column.
-PAPER_COLUMNS = ("avg", "CoLA", "SST2", "MRPC", "STSB", "QQP", "MNLI", "QNLI", "RTE")
-
-
 @dataclass(frozen=True)
 class Method:
     label: str  # Table 5's row name
@@ -36,7 +32,6 @@ class Method:
     starts_from: Optional[Kind]  # the pretrained model it loads; None: a fresh Transformer
     auxiliary_lm: bool  # λ = finetune.lm_coef, or 0 (no auxiliary objective)
     lr_key: str = "finetune.lr"  # a finetune key holding its rate; when that key is null, finetune.lr
-    paper_row: Optional[tuple[float, ...]] = None  # its Table 5 row (PAPER_COLUMNS), None if the paper has none
     # How Table 5's findings name the comparison full − this method ("": "full − <label>").
     finding: str = ""
     # The paper's claim about it depends on the data set's size (the auxiliary LM helps the larger ones): its
@@ -51,20 +46,16 @@ class Method:
 METHODS: dict[str, Method] = {
     "full": Method("Transformer w/ aux LM (full)",
                    "pretrained Transformer, auxiliary LM objective (λ = finetune.lm_coef)",
-                   starts_from=TRANSFORMER, auxiliary_lm=True,
-                   paper_row=(74.7, 45.4, 91.3, 82.3, 82.0, 70.3, 81.8, 88.1, 56.0)),
+                   starts_from=TRANSFORMER, auxiliary_lm=True),
     "no_pretrain": Method("Transformer w/o pre-training",
                           "Transformer of the same size, randomly initialised, auxiliary LM objective",
                           starts_from=None, auxiliary_lm=True, lr_key="finetune.no_pretrain_lr",
-                          paper_row=(59.9, 18.9, 84.0, 79.4, 30.9, 65.5, 75.7, 71.2, 53.8),
                           finding="Pre-training: full − w/o pre-training"),
     "no_aux_lm": Method("Transformer w/o aux LM", "pretrained Transformer, no auxiliary LM objective (λ = 0)",
                         starts_from=TRANSFORMER, auxiliary_lm=False,
-                        paper_row=(75.0, 47.9, 92.0, 84.9, 83.2, 69.8, 81.1, 86.9, 54.4),
                         finding="Auxiliary LM: full − w/o aux LM", finding_by_size=True),
     "lstm": Method("LSTM w/ aux LM", "pretrained LSTM, auxiliary LM objective", starts_from=LSTM,
-                   auxiliary_lm=True, paper_row=(69.1, 30.3, 90.5, 83.2, 71.8, 68.1, 73.7, 81.1, 54.6),
-                   finding="Architecture: Transformer − LSTM"),
+                   auxiliary_lm=True, finding="Architecture: Transformer − LSTM"),
 }
 
 

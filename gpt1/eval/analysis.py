@@ -22,14 +22,14 @@ from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_
 from gpt1.eval.run_files import read_json, run_metrics  # noqa: E402
 from gpt1.data.records import TaskSpec  # noqa: E402
 from gpt1.layout import finetune_run, layer_transfer_run  # noqa: E402
-from gpt1.methods import METHODS, PAPER_COLUMNS  # noqa: E402
+from gpt1.methods import METHODS  # noqa: E402
+from gpt1.paper import TABLE_5, TABLE_5_COLUMNS  # noqa: E402
 
 log = logging.getLogger(__name__)
 
 # Table 5 as the paper prints it, one row per registered method the paper has.
-PAPER_TABLE_5 = pd.DataFrame.from_dict(
-    {name: method.paper_row for name, method in METHODS.items() if method.paper_row is not None},
-    orient="index", columns=list(PAPER_COLUMNS))
+PAPER_TABLE_5 = pd.DataFrame.from_dict({name: TABLE_5[name] for name in METHODS if name in TABLE_5},
+                                       orient="index", columns=list(TABLE_5_COLUMNS))
 # Data sets the paper calls "larger" when it says the auxiliary objective helps them (NLI, QQP).
 LARGE_TRAIN = 10_000
 
