@@ -128,6 +128,11 @@ def task_spec(task: str, tasks_dir: Path = TASKS) -> Path:
     return prepared_task(task, tasks_dir) / TASK_SPEC
 
 
+def split_file(task: str, split: str, tasks_dir: Path = TASKS) -> Path:
+    """One split's examples (JSON lines) in a prepared task's folder."""
+    return prepared_task(task, tasks_dir) / f"{split}.jsonl"
+
+
 def task_tokens(task: str, root: Path = TASK_TOKENS) -> Path:
     """One task's fine-tuning examples as BPE ids (the encode_task stage; gpt1/model/task_tokens.py)."""
     return Path(root) / task

@@ -1,6 +1,6 @@
 """The paper's analysis from our scores: Table 5 (ablations) and Figure 2 left (layers transferred).
 
-Inputs are files earlier stages wrote (results/scores.csv, results/finetune/..., results/baselines.json,
+Inputs are files earlier stages wrote (results/scores_summary.csv, results/finetune/..., results/baselines.json,
 results/layer_transfer/...); outputs are tables and figures a person reads. Everything is deterministic:
 same inputs, same bytes.
 """
@@ -34,15 +34,17 @@ PAPER_TABLE_5 = pd.DataFrame.from_dict({name: TABLE_5[name] for name in METHODS 
 LARGE_TRAIN = 10_000
 
 
-def ablation_table(scores: pd.DataFrame, specs: dict[str, TaskSpec]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Mean and std over seeds, ×100, one row per method and one column per task, plus `avg`."""
-    wanted = [(task, spec.primary_metric) for task, spec in specs.items()]
-    rows = scores[scores.apply(lambda r: (r.task, r.metric) in wanted and r.variant in METHODS, axis=1)]
+def ablation_table(summary: pd.DataFrame, specs: dict[str, TaskSpec]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 5 from the summary evaluate wrote (results/scores_summary.csv: mean and sample std over seeds): each
+    task's primary metric ×100, one row per method and one column per task, plus `avg`."""
+    wanted = {(task, spec.primary_metric) for task, spec in specs.items()}
+    rows = summary[[(task, metric) in wanted and method in METHODS
+                    for task, metric, method in zip(summary.task, summary.metric, summary.variant)]]
     if rows.empty:
-        raise UserError("results/scores.csv has no fine-tuning scores for the ablation; run `gpt1 evaluate` first")
-    grouped = rows.groupby(["variant", "task"])["value"]
-    mean = grouped.mean().unstack("task") * 100
-    std = grouped.std(ddof=1).fillna(0.0).unstack("task") * 100
+        raise UserError("results/scores_summary.csv has no fine-tuning scores for the ablation; run `gpt1 evaluate` "
+                        "first")
+    mean = rows.pivot(index="variant", columns="task", values="mean") * 100
+    std = rows.pivot(index="variant", columns="task", values="std") * 100
     order = [m for m in METHODS if m in mean.index]
     columns = [task for task in specs if task in mean.columns]
     mean, std = mean.loc[order, columns], std.loc[order, columns]
@@ -135,7 +137,7 @@ def against_baselines(mean: pd.DataFrame, baselines: dict, specs: dict[str, Task
     """Per task, full's test mean (×100) against the best of every baseline on the primary metric.
     The majority class counts too: on a skewed task it can be the one to beat."""
     if "full" not in mean.index:
-        raise UserError("results/scores.csv has no `full` runs to compare with the baselines; run them first")
+        raise UserError("results/scores_summary.csv has no `full` runs to compare with the baselines; run them first")
     rows = []
     for task in mean.columns.drop("avg"):
         metric = specs[task].primary_metric

@@ -12,6 +12,7 @@ from gpt1.atomic import atomic_path, atomic_write_text
 from gpt1 import layout
 from gpt1.config import Params
 from gpt1.data.records import TaskSpec
+from gpt1.data.task_data import training_rows
 from gpt1.errors import UserError
 from gpt1.eval.analysis import (PAPER_TABLE_5, baseline_markdown, interval_markdown, markdown_table,
                                 ablation_table, against_baselines, baseline_finding, findings, interval_frame,
@@ -32,23 +33,20 @@ def stand_ins_line(specs: dict) -> str:
 
 def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: list[int],
                  finetune_caps: int | None) -> pd.DataFrame:
-    """Reads scores.csv, baselines.json and the finetune runs under `results_dir`; writes ablation.csv (means),
-    ablation_std.csv, ablation_intervals.csv, ablation_baselines.csv and ablation.md beside them."""
+    """Reads scores_summary.csv (evaluate's means and spreads over seeds), baselines.json and the finetune runs'
+    test predictions under `results_dir`; writes ablation.csv (means), ablation_std.csv, ablation_intervals.csv,
+    ablation_baselines.csv and ablation.md beside them."""
     files = layout.Results(results_dir)
-    scores_csv, baselines_json, out_md = files.scores, files.baselines, files.ablation_markdown
+    summary_csv, baselines_json, out_md = files.scores_summary, files.baselines, files.ablation_markdown
     out_csv, out_std_csv, out_intervals_csv, out_baselines_csv = (
         files.ablation, files.ablation_std, files.ablation_intervals, files.ablation_baselines)
-    if not scores_csv.exists():
-        raise UserError(f"{scores_csv} not found; run `gpt1 evaluate` first")
+    if not summary_csv.exists():
+        raise UserError(f"{summary_csv} not found; run `gpt1 evaluate` first")
     baselines = read_baselines(baselines_json, tasks)
-    scores = pd.read_csv(scores_csv)
+    summary = pd.read_csv(summary_csv)
     specs = {task: TaskSpec.from_file(layout.task_spec(task, tasks_dir)) for task in tasks}
-    mean, std = ablation_table(scores, specs)
-    train_sizes = {}
-    for task in tasks:
-        with open(tasks_dir / task / "train.jsonl", encoding="utf-8") as handle:
-            available = sum(1 for _ in handle)
-        train_sizes[task] = min(available, finetune_caps or available)
+    mean, std = ablation_table(summary, specs)
+    train_sizes = {task: training_rows(task, tasks_dir, finetune_caps) for task in tasks}
     with atomic_path(out_csv) as temporary:
         mean.to_csv(temporary, float_format="%.2f")
     with atomic_path(out_std_csv) as temporary:
@@ -63,7 +61,7 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
     text = [
         "# Table 5, reproduced at the embedded default's scale",
         "",
-        f"Ours: test scores ×100, mean ± std over {scores[scores.variant.isin(list(METHODS))]['seed'].nunique()} "
+        f"Ours: test scores ×100, mean ± std over {summary[summary.variant.isin(list(METHODS))]['seeds'].max()} "
         f"seeds ({metric_names}); "
         f"fine-tuning on at most {finetune_caps or 'all'} training examples per task.",
         "",
