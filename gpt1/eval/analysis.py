@@ -66,8 +66,9 @@ def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: lis
         return read_predictions([finetune_run(task, method, seed, results_dir) for seed in seeds])
 
     full = {task: predictions(task, "full") for task in specs}  # read once, compared with every method
+    classes = {task: len(spec.labels) for task, spec in specs.items()}
     return {method: paired_differences({task: (spec.primary_metric, full[task], predictions(task, method))
-                                        for task, spec in specs.items()})
+                                        for task, spec in specs.items()}, classes=classes)
             for method in methods if method != "full"}
 
 

@@ -64,7 +64,8 @@ def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
         per_seed = [100 * run_metrics(run, f"the finetune stage (method {METHOD})")["test"][paper.metric]
                     for run in runs]
         predictions = read_predictions(runs)
-        values = 100 * resampled_scores(paper.metric, predictions, draw_rows(len(predictions.labels), rng, resamples))
+        values = 100 * resampled_scores(paper.metric, predictions, draw_rows(len(predictions.labels), rng, resamples),
+                                        len(spec.labels))
         resampled[task] = values
         low, high = percentile_interval(values)
         mean, std = float(np.mean(per_seed)), float(np.std(per_seed, ddof=1)) if len(seeds) > 1 else 0.0
