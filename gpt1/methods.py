@@ -8,8 +8,8 @@ against `full` and a finding. Plain data: importing this module costs nothing (t
 with it).
 
 A fine-tuning job resolves its method once, at its start (`resolve`): the name becomes one `ResolvedMethod` (its
-starting weights, λ, learning rate and the key it came from, card line) that the library is handed; nothing below
-the stage looks a method up by name.
+starting weights, λ, learning rate and the key it came from, model card line) that the library is handed;
+nothing below the stage looks a method up by name.
 
 "Method" is the one word for these, in code and docs, with one stated exception: params.yaml's `finetune.variants`,
 the CLI's `--variant`, and the files the pipeline writes (scores.csv's `variant` column, the starting-model
@@ -25,6 +25,7 @@ from typing import Optional
 from gpt1.errors import UserError
 from gpt1.model.kinds import LSTM, TRANSFORMER, Kind
 
+
 @dataclass(frozen=True)
 class Method:
     label: str  # Table 5's row name
@@ -37,10 +38,6 @@ class Method:
     # The paper's claim about it depends on the data set's size (the auxiliary LM helps the larger ones): its
     # finding gives every task's interval and tests the claim, instead of the average alone.
     finding_by_size: bool = False
-
-    @property
-    def pretrained(self) -> bool:
-        return self.starts_from is not None
 
 
 METHODS: dict[str, Method] = {

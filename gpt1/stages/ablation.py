@@ -31,38 +31,16 @@ def stand_ins_line(specs: dict) -> str:
             (f"; your own tasks: {', '.join(own)}." if own else "."))
 
 
-def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: list[int],
-                 finetune_caps: int | None) -> pd.DataFrame:
-    """Reads scores_summary.csv (evaluate's means and spreads over seeds), baselines.json and the finetune runs'
-    test predictions under `results_dir`; writes ablation.csv (means), ablation_std.csv, ablation_intervals.csv,
-    ablation_baselines.csv and ablation.md beside them."""
-    files = layout.Results(results_dir)
-    summary_csv, baselines_json, out_md = files.scores_summary, files.baselines, files.ablation_markdown
-    out_csv, out_std_csv, out_intervals_csv, out_baselines_csv = (
-        files.ablation, files.ablation_std, files.ablation_intervals, files.ablation_baselines)
-    if not summary_csv.exists():
-        raise UserError(f"{summary_csv} not found; run `gpt1 evaluate` first")
-    baselines = read_baselines(baselines_json, tasks)
-    summary = pd.read_csv(summary_csv)
-    specs = {task: TaskSpec.from_file(layout.task_spec(task, tasks_dir)) for task in tasks}
-    mean, std = ablation_table(summary, specs)
-    train_sizes = {task: training_rows(task, tasks_dir, finetune_caps) for task in tasks}
-    with atomic_path(out_csv) as temporary:
-        mean.to_csv(temporary, float_format="%.2f")
-    with atomic_path(out_std_csv) as temporary:
-        std.to_csv(temporary, float_format="%.2f")
-    intervals = method_intervals(results_dir, specs, list(mean.index), seeds)
-    with atomic_path(out_intervals_csv) as temporary:
-        interval_frame(intervals).to_csv(temporary, index=False, float_format="%.2f")
-    comparison = against_baselines(mean, baselines, specs)
-    with atomic_path(out_baselines_csv) as temporary:
-        comparison.to_csv(temporary, index=False, float_format="%.2f")
+def ablation_markdown(mean: pd.DataFrame, std: pd.DataFrame, intervals: dict, comparison: pd.DataFrame,
+                      specs: dict[str, TaskSpec], seeds_run: int, finetune_caps: int | None,
+                      train_sizes: dict[str, int]) -> str:
+    """results/ablation.md: Table 5 (ours beside the paper's), the differences' intervals, the baselines and the
+    findings."""
     metric_names = ", ".join(f"{task}: {spec.primary_metric}" for task, spec in specs.items())
-    text = [
+    return "\n".join([
         "# Table 5, reproduced at the embedded default's scale",
         "",
-        f"Ours: test scores ×100, mean ± std over {summary[summary.variant.isin(list(METHODS))]['seeds'].max()} "
-        f"seeds ({metric_names}); "
+        f"Ours: test scores ×100, mean ± std over {seeds_run} seeds ({metric_names}); "
         f"fine-tuning on at most {finetune_caps or 'all'} training examples per task.",
         "",
         markdown_table(mean, std),
@@ -92,8 +70,38 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
         "",
         *[f"- {sentence}" for sentence in [*findings(mean, intervals, train_sizes), baseline_finding(comparison)]],
         "",
-    ]
-    atomic_write_text(out_md, "\n".join(text))
+    ])
+
+
+def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: list[int],
+                 finetune_caps: int | None) -> pd.DataFrame:
+    """Reads scores_summary.csv (evaluate's means and spreads over seeds), baselines.json and the finetune runs'
+    test predictions under `results_dir`; writes ablation.csv (means), ablation_std.csv, ablation_intervals.csv,
+    ablation_baselines.csv and ablation.md beside them."""
+    files = layout.Results(results_dir)
+    summary_csv, baselines_json, out_md = files.scores_summary, files.baselines, files.ablation_markdown
+    out_csv, out_std_csv, out_intervals_csv, out_baselines_csv = (
+        files.ablation, files.ablation_std, files.ablation_intervals, files.ablation_baselines)
+    if not summary_csv.exists():
+        raise UserError(f"{summary_csv} not found; run `gpt1 evaluate` first")
+    baselines = read_baselines(baselines_json, tasks)
+    summary = pd.read_csv(summary_csv)
+    specs = {task: TaskSpec.from_file(layout.task_spec(task, tasks_dir)) for task in tasks}
+    mean, std = ablation_table(summary, specs)
+    train_sizes = {task: training_rows(task, tasks_dir, finetune_caps) for task in tasks}
+    with atomic_path(out_csv) as temporary:
+        mean.to_csv(temporary, float_format="%.2f")
+    with atomic_path(out_std_csv) as temporary:
+        std.to_csv(temporary, float_format="%.2f")
+    intervals = method_intervals(results_dir, specs, list(mean.index), seeds)
+    with atomic_path(out_intervals_csv) as temporary:
+        interval_frame(intervals).to_csv(temporary, index=False, float_format="%.2f")
+    comparison = against_baselines(mean, baselines, specs)
+    with atomic_path(out_baselines_csv) as temporary:
+        comparison.to_csv(temporary, index=False, float_format="%.2f")
+    seeds_run = summary[summary.variant.isin(list(METHODS))]["seeds"].max()
+    atomic_write_text(out_md, ablation_markdown(mean, std, intervals, comparison, specs, seeds_run, finetune_caps,
+                                                train_sizes))
     log.info("ablation table:\n%s", mean.to_string())
     return mean
 
