@@ -16,6 +16,7 @@ from pathlib import Path
 
 from gpt1 import layout, one_off
 from gpt1.config import load_params
+from gpt1.model.kinds import TRANSFORMER
 from gpt1.params_trace import trace_if_asked
 from gpt1.params_files import DEFAULT_PARAMS
 from gpt1.errors import UserError
@@ -98,7 +99,7 @@ TOOLS = {
     "import-weights": (_import_weights, "convert released GPT-1 weights (HF folder or OpenAI's npy files)"),
     "export-weights": (_export_weights, "write a Transformer checkpoint in transformers' or OpenAI's layout"),
     "generate": (_generate, "sample text from a language model (ours, a checkpoint, or released weights)"),
-    "predict": (_predict, "run a kept fine-tuned model (results/finetune/<variant>/<task>/seed<S>) on examples"),
+    "predict": (_predict, "run a kept fine-tuned model (results/finetune/<method>/<task>/seed<S>) on examples"),
     "compare": (_compare, "B - A for every method and task two experiments ran, with Table 5's 95 % paired-bootstrap "
                 "interval and a verdict (experiments, git revisions or workspace; nothing checked out)"),
 }
@@ -171,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--n-head", type=int, default=12, help="heads (OpenAI's files do not record it)")
     importer.add_argument("--force", action="store_true", help="replace --out even if it is not a gpt1 checkpoint")
     exporter = parsers["export-weights"]
-    exporter.add_argument("--model", type=Path, default=layout.pretrained_model("transformer"),
+    exporter.add_argument("--model", type=Path, default=layout.pretrained_model(TRANSFORMER),
                           help="gpt1 Transformer checkpoint (default: the pretrained Transformer)")
     exporter.add_argument("--format", choices=["hf", "openai"], required=True,
                           help="hf: OpenAIGPTLMHeadModel folder (+ tokenizer); openai: params_shapes.json + npy")
@@ -182,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     exporter.add_argument("--bpe", type=Path, default=layout.BPE,
                           help="hf: the BPE folder whose vocab.json + merges.txt go with the weights")
     sampler = parsers["generate"]
-    sampler.add_argument("--model", type=Path, default=layout.pretrained_model("transformer"),
+    sampler.add_argument("--model", type=Path, default=layout.pretrained_model(TRANSFORMER),
                          help="gpt1 checkpoint (.safetensors; pretraining checkpoints too) or a released-weights folder")
     sampler.add_argument("--prompt", default="", help="text to continue; - reads it from stdin (default: none)")
     sampler.add_argument("--max-new-tokens", type=int, default=50)

@@ -16,6 +16,7 @@ from pydantic import Field, StrictInt, ValidationError, field_validator, model_v
 from gpt1.errors import UserError
 from gpt1.layout import training_updates
 from gpt1.methods import METHODS
+from gpt1.model.kinds import LSTM, TRANSFORMER
 from gpt1.params_files import DEFAULT_PARAMS, compose_raw
 from gpt1.params_checks import layer_transfer_fits, transfer_curve_fits
 from gpt1.params_section import Section
@@ -189,11 +190,11 @@ class FinetuneParams(Section):
         return names
     lr: float = Field(gt=0, lt=1)
     no_pretrain_lr: Optional[float] = Field(gt=0, lt=1,
-                                            description="the no_pretrain variant's rate (None: finetune.lr)")
+                                            description="the no_pretrain method's rate (None: finetune.lr)")
     batch_size: int = Field(ge=1)
     epochs: int = Field(ge=1)
     warmup_fraction: float = Field(ge=0, lt=1)
-    lm_coef: float = Field(ge=0, description="λ of the auxiliary LM loss; the no_aux_lm variant uses 0")
+    lm_coef: float = Field(ge=0, description="λ of the auxiliary LM loss; the no_aux_lm method uses 0")
     classifier_dropout: float = Field(ge=0, lt=1)
     betas: tuple[Beta, Beta]
     eps: AdamEps
@@ -238,9 +239,9 @@ class Params(Section):
 
     @model_validator(mode="after")
     def _analysis_fits(self) -> "Params":
-        if training_updates(self.pretrain, "transformer") == 0 and not self.pretrain.init_from:
+        if training_updates(self.pretrain, TRANSFORMER) == 0 and not self.pretrain.init_from:
             raise ValueError("pretrain.max_steps is 0 but pretrain.init_from is not set: nothing would be trained")
-        if training_updates(self.pretrain, "lstm") == 0:
+        if training_updates(self.pretrain, LSTM) == 0:
             raise ValueError("pretrain.max_steps is 0 (the Transformer's weights as init_from gives them), but the "
                              "LSTM has no released weights and would be published untrained; set "
                              "pretrain.lstm.max_steps to the updates it should train")

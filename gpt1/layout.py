@@ -53,7 +53,7 @@ def user_files_record(setting: str, root: Path = USER_FILES) -> Path:
 
 
 def pretraining_run(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
-    """The folder of one model's pretraining ("transformer" or "lstm"): its weights, its kept checkpoints and,
+    """The folder of one model's pretraining (a kind of gpt1/model/kinds.py): its weights, its kept checkpoints and,
     while it runs, its resume state."""
     return Path(pretrain_dir) / kind
 
@@ -75,7 +75,7 @@ def pretraining_headline(kind: str, results: Path = RESULTS) -> Path:
 
 
 def pretrained_model(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
-    """The published checkpoint of a pretrained model ("transformer" or "lstm")."""
+    """The published checkpoint of a pretrained model (a kind of gpt1/model/kinds.py)."""
     return pretraining_run(kind, pretrain_dir) / MODEL_FILE
 
 
@@ -85,7 +85,7 @@ def pretraining_checkpoints(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
 
 
 def training_updates(pretrain, kind: str) -> int:
-    """The updates `kind` ("transformer" or "lstm") pretrains for: its own `pretrain.<kind>.max_steps` where set,
+    """The updates `kind` (a kind of gpt1/model/kinds.py) pretrains for: its own `pretrain.<kind>.max_steps` where set,
     else pretrain.max_steps (`pretrain`: params' section). Pretraining, params validation and the analyses of
     its checkpoints read it here (not in the params schema, which no stage lists as a dependency)."""
     return getattr(pretrain, kind).max_steps or pretrain.max_steps
@@ -122,8 +122,26 @@ def kept_checkpoints(folder: Path) -> dict[int, Path]:
 
 
 def pretraining_checkpoint(kind: str, step: int, pretrain_dir: Path = PRETRAIN) -> Path:
-    """A kept pretraining checkpoint of a model ("transformer" or "lstm"), published with its final weights."""
+    """A kept pretraining checkpoint of a model (a kind of gpt1/model/kinds.py), published with its final weights."""
     return pretraining_checkpoints(kind, pretrain_dir) / checkpoint_file(step)
+
+
+# Inside a prepared task's folder (`prepared_task`): what the task is (a TaskSpec), beside a <split>.jsonl per split.
+TASK_SPEC = "task.json"
+
+
+def prepared_task(task: str, tasks_dir: Path = TASKS) -> Path:
+    """One task's folder as the prepare stage writes it: its spec (TASK_SPEC) and its splits."""
+    return Path(tasks_dir) / task
+
+
+def task_spec(task: str, tasks_dir: Path = TASKS) -> Path:
+    return prepared_task(task, tasks_dir) / TASK_SPEC
+
+
+def split_file(task: str, split: str, tasks_dir: Path = TASKS) -> Path:
+    """One split's examples (JSON lines) in a prepared task's folder."""
+    return prepared_task(task, tasks_dir) / f"{split}.jsonl"
 
 
 def task_tokens(task: str, root: Path = TASK_TOKENS) -> Path:
@@ -131,21 +149,21 @@ def task_tokens(task: str, root: Path = TASK_TOKENS) -> Path:
     return Path(root) / task
 
 
-def starting_model_record(variant: str, records_dir: Path = STARTING_MODELS) -> Path:
+def starting_model_record(method: str, records_dir: Path = STARTING_MODELS) -> Path:
     """The record of the weights a method starts from, on which its fine-tuning jobs depend
     (gpt1/train/starting_weights.py)."""
-    return Path(records_dir) / f"{variant}.json"
+    return Path(records_dir) / f"{method}.json"
 
 
-def finetune_method(variant: str, results: Path = RESULTS) -> Path:
+def finetune_method(method: str, results: Path = RESULTS) -> Path:
     """The finetune stage's output for one method: every task's runs (`finetune_runs`). One job per method, so that
     retraining one pretrained model re-runs only the methods that start from it."""
-    return Path(results) / "finetune" / variant
+    return Path(results) / "finetune" / method
 
 
-def finetune_runs(task: str, variant: str, results: Path = RESULTS) -> Path:
-    """One (task, variant) of the finetune stage: a folder per seed (`seed_run`)."""
-    return finetune_method(variant, results) / task
+def finetune_runs(task: str, method: str, results: Path = RESULTS) -> Path:
+    """One (task, method) of the finetune stage: a folder per seed (`seed_run`)."""
+    return finetune_method(method, results) / task
 
 
 def layer_transfer_task(task: str, results: Path = RESULTS) -> Path:
@@ -174,8 +192,8 @@ def seed_run(runs: Path, seed: int) -> Path:
     return Path(runs) / f"seed{seed}"
 
 
-def finetune_run(task: str, variant: str, seed: int, results: Path = RESULTS) -> Path:
-    return seed_run(finetune_runs(task, variant, results), seed)
+def finetune_run(task: str, method: str, seed: int, results: Path = RESULTS) -> Path:
+    return seed_run(finetune_runs(task, method, results), seed)
 
 
 def layer_transfer_run(task: str, layers: int, seed: int, results: Path = RESULTS) -> Path:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpt1.layout import checkpoint_steps, training_updates
+from gpt1.model.kinds import TRANSFORMER
 
 if TYPE_CHECKING:
     from gpt1.config import Params
@@ -48,11 +49,11 @@ def transfer_curve_fits(params: "Params") -> None:
     for task in analysis.transfer_curve_tasks:
         if task not in params.data.tasks:
             raise ValueError(f"analysis.transfer_curve_tasks: '{task}' is not one of data.tasks {params.data.tasks}")
-    kept = checkpoint_steps(training_updates(pretrain, "transformer"), pretrain.checkpoints)[:-1]
+    kept = checkpoint_steps(training_updates(pretrain, TRANSFORMER), pretrain.checkpoints)[:-1]
     unknown = [step for step in analysis.transfer_curve_steps if step not in kept]
     # Released weights used as they are (max_steps 0) keep no checkpoints: only the transfer_curve stage stops
     # then (it says why); every other target builds.
-    if unknown and training_updates(pretrain, "transformer") > 0:
+    if unknown and training_updates(pretrain, TRANSFORMER) > 0:
         raise ValueError(f"analysis.transfer_curve_steps: {unknown} are not kept pretraining checkpoints; with "
                          f"pretrain.max_steps and pretrain.checkpoints as set, choose among {kept} (the last update "
                          "is the finetune stage's full run)")

@@ -7,6 +7,7 @@ import matplotlib.image
 import pytest
 
 from gpt1.eval import analysis
+from gpt1.stages import evaluate
 from gpt1.stages.ablation import run_ablation
 from gpt1.stages.layer_figure import run_layer_transfer
 from gpt1.errors import UserError
@@ -24,17 +25,26 @@ def _scores(values):
     rows = []
     for variant, tasks in values.items():
         for task, per_seed in tasks.items():
-            metric = ALL_SPECS[task].metrics[0]
+            metric = ALL_SPECS[task].primary_metric
             for seed, value in enumerate(per_seed, start=1):
                 rows.append({"task": task, "variant": variant, "seed": seed, "metric": metric, "value": value})
                 rows.append({"task": task, "variant": variant, "seed": seed, "metric": "other", "value": 0.0})
     return pd.DataFrame(rows)
 
 
+def _summary(values):
+    """values as `_scores` takes them -> the scores_summary.csv layout, as the evaluate stage summarises."""
+    return evaluate.summarise(_scores(values))
+
+
+def _write_summary(values, root):
+    _summary(values).to_csv(root / "scores_summary.csv", index=False, float_format="%.6f")
+
+
 def test_table_is_mean_over_seeds_times_100_with_average():
-    scores = _scores({"full": {"sent": [0.8, 0.9], "sim": [0.5, 0.7]},
-                      "no_pretrain": {"sent": [0.6, 0.6], "sim": [0.1, 0.3]}})
-    mean, std = analysis.ablation_table(scores, SPECS)
+    summary = _summary({"full": {"sent": [0.8, 0.9], "sim": [0.5, 0.7]},
+                        "no_pretrain": {"sent": [0.6, 0.6], "sim": [0.1, 0.3]}})
+    mean, std = analysis.ablation_table(summary, SPECS)
     assert list(mean.index) == ["full", "no_pretrain"] and list(mean.columns) == ["avg", "sent", "sim"]
     assert mean.loc["full", "sent"] == pytest.approx(85.0) and mean.loc["full", "sim"] == pytest.approx(60.0)
     assert mean.loc["full", "avg"] == pytest.approx(72.5)
@@ -73,6 +83,24 @@ def test_findings_are_computed_verdicts_with_intervals(tmp_path):
     assert "Architecture: Transformer − LSTM = -" in text[2] and "— reversed at 95 %" in text[2]
 
 
+def test_a_method_added_to_the_registry_gets_its_finding(tmp_path, monkeypatch):
+    """Findings read their comparisons from gpt1/methods.py: a registered method needs no line in the analysis.
+    One without a paper row or a named comparison is compared by its label."""
+    from gpt1 import methods
+
+    monkeypatch.setitem(methods.METHODS, "tiny_lr", methods.Method("Transformer at a tiny rate", "full, tiny rate",
+                                                                  starts_from="transformer", auxiliary_lm=True))
+    values = {"full": {"sent": [0.9, 0.9], "sim": [0.9, 0.9]}, "tiny_lr": {"sent": [0.5, 0.5], "sim": [0.5, 0.5]},
+              "no_pretrain": {"sent": [0.6, 0.6], "sim": [0.5, 0.5]}}
+    _write_predictions(tmp_path / "finetune", values)
+    mean = pd.DataFrame({"avg": [0.0] * 3, "sent": [0.0] * 3, "sim": [0.0] * 3}, index=list(values))
+    intervals = analysis.method_intervals(tmp_path, SPECS, list(values), [1, 2])
+    text = analysis.findings(mean, intervals, {"sent": 50_000, "sim": 500})
+    assert len(text) == 2 and text[1].startswith("Pre-training: full − w/o pre-training = +")
+    assert text[0].startswith("full − Transformer at a tiny rate = +") and "(not in the paper)" in text[0]
+    assert text[0].endswith("— supported at 95 %.")
+
+
 def _baseline_entry(test, dev=None):
     """One baseline as `gpt1 baselines` writes it: metrics per split (fractions) and notes."""
     return {"dev": dev or test, "notes": [], "test": test}
@@ -91,7 +119,7 @@ BASELINES_JSON = {  # the real layout: {task: {baseline: {"dev", "notes", "test"
 
 
 def _run_ablation(root, tasks, seeds, baselines=BASELINES_JSON):
-    """A results tree under root (task.json, scores.csv, predictions, baselines.json), then the ablation stage."""
+    """A results tree under root (task.json, scores_summary.csv, predictions, baselines.json), then the ablation stage."""
     for task in tasks:
         (root / "tasks" / task).mkdir(parents=True)
         (root / "tasks" / task / "task.json").write_text(ALL_SPECS[task].to_json())
@@ -101,8 +129,7 @@ def _run_ablation(root, tasks, seeds, baselines=BASELINES_JSON):
 
 
 def test_ablation_files(tmp_path):
-    _scores({"full": {"sent": [0.9], "sim": [0.6]}, "no_pretrain": {"sent": [0.7], "sim": [0.2]}}).to_csv(
-        tmp_path / "scores.csv", index=False)
+    _write_summary({"full": {"sent": [0.9], "sim": [0.6]}, "no_pretrain": {"sent": [0.7], "sim": [0.2]}}, tmp_path)
     _write_predictions(tmp_path / "finetune", {"full": {"sent": [0.9], "sim": [0.9]},
                                                "no_pretrain": {"sent": [0.7], "sim": [0.9]}})
     _run_ablation(tmp_path, ["sent", "sim"], [1])
@@ -118,8 +145,7 @@ def test_ablation_files(tmp_path):
 
 
 def test_full_against_the_best_baseline_per_task(tmp_path):
-    _scores({"full": {"sent": [0.9, 0.8], "sim": [0.6, 0.6], "cola": [0.3, 0.3]}}).to_csv(
-        tmp_path / "scores.csv", index=False)
+    _write_summary({"full": {"sent": [0.9, 0.8], "sim": [0.6, 0.6], "cola": [0.3, 0.3]}}, tmp_path)
     _write_predictions(tmp_path / "finetune", {"full": {"sent": [0.9, 0.8], "sim": [0.9, 0.9], "cola": [0.8, 0.8]}})
     _run_ablation(tmp_path, ["sent", "sim", "cola"], [1, 2])
     table = pd.read_csv(tmp_path / "ablation_baselines.csv")
@@ -153,7 +179,7 @@ def test_missing_scores_is_a_clear_error(tmp_path):
     ({"sent": BASELINES_JSON["sent"]}, r"baselines.json has no task sim; re-run `gpt1 baselines`"),
 ])
 def test_missing_baselines_is_a_clear_error(tmp_path, baselines, message):
-    _scores({"full": {"sent": [0.9], "sim": [0.6]}}).to_csv(tmp_path / "scores.csv", index=False)
+    _write_summary({"full": {"sent": [0.9], "sim": [0.6]}}, tmp_path)
     with pytest.raises(UserError, match=message):
         if baselines is None:
             (tmp_path / "baselines.json").unlink(missing_ok=True)
@@ -219,5 +245,5 @@ def test_layer_transfer_trend_per_task(tmp_path):
 def test_layer_transfer_names_the_missing_run(tmp_path):
     _layer_transfer_runs(tmp_path)
     (tmp_path / "finetune" / "full" / "nli" / "seed2" / "metrics.json").unlink()
-    with pytest.raises(UserError, match=r"full/nli/seed2/metrics.json not found; run the finetune stage \(variant full\)"):
+    with pytest.raises(UserError, match=r"full/nli/seed2/metrics.json not found; run the finetune stage \(method full\)"):
         _run_layer_transfer(tmp_path)

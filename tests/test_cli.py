@@ -121,7 +121,7 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
                        for step in params.analysis.transfer_curve_steps],
                      (rt, [7], Path("results/one-off/transfer_curve/rt_polarity/step305"))]
     # the stage's run checks the record of its starting weights, which DVC tracks; a one-off run has none to check
-    assert checked == [("full", Path("data/pretrain"), Path("data/starting_models"))]
+    assert checked == [("full", "transformer", Path("data/pretrain"), Path("data/starting_models"))]
 
 
 def test_the_transfer_curve_stage_says_why_it_cannot_run_on_released_weights_used_as_they_are():

@@ -116,7 +116,7 @@ def test_a_folder_dependency_becomes_the_runs_inside_it():
     ablation = next(stage for stage in stages if stage.name == "ablation")
     runs = dag.inputs(ablation, stages)
     assert "results/finetune" in ablation.deps and "results/finetune" not in runs
-    assert "results/finetune/no_pretrain" in runs and "results/scores.csv" in runs
+    assert "results/finetune/no_pretrain" in runs and "results/scores_summary.csv" in runs
 
 
 def test_snakemake_refuses_config_overrides_that_the_commands_would_not_see():

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from gpt1.train import finetune, starting_model
+from gpt1.methods import resolve
 from gpt1.train.schedules import warmup_linear
 from gpt1.config import Params, parse_params
 from gpt1.errors import UserError
@@ -103,10 +104,15 @@ def tokens_of(params: Params, task: str, tasks_dir: Path, bpe_dir: Path) -> Task
     return TaskTokens.encode(task, load_task_data(Samples.of(params), task, tasks_dir), Gpt1Bpe.load(bpe_dir))
 
 
+def _method(name: str):
+    return resolve(name, tiny_params().finetune)
+
+
 def run(workspace: Path, task: str, variant: str, seed: int = 1, out: str | None = None, params=None, **kwargs):
     out_dir = workspace / "out" / (out or f"{task}-{variant}-{seed}")
     params = params or tiny_params()
-    metrics = finetune.run(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant, seed,
+    metrics = finetune.run(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
+                           resolve(variant, params.finetune), seed,
                            pretrain_dir=workspace / "pretrain", out_dir=out_dir, **kwargs)
     return metrics, out_dir
 
@@ -150,7 +156,8 @@ def test_same_seed_writes_identical_files_and_another_seed_does_not(workspace):
 def run_seeds(workspace: Path, task: str, variant: str, seeds, out: str, **kwargs) -> Path:
     out_root = workspace / "out" / out
     params = tiny_params()
-    finetune.run_seeds(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant, seeds,
+    finetune.run_seeds(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
+                       resolve(variant, params.finetune), seeds,
                        pretrain_dir=workspace / "pretrain", out_root=out_root, **kwargs)
     return out_root
 
@@ -317,10 +324,10 @@ def test_every_loss_term_is_made_on_the_models_device_in_one_float_dtype(variant
     λ = 0 skips, a dropout mask) lands on meta here as it lands on the CPU beside a CUDA model."""
     from gpt1 import methods
 
-    model = tiny_task_model(SPECS["rt_polarity"], dropout=0.1, kind=methods.method(variant).starts_from or
-                            "transformer").train()
+    method = methods.resolve(variant, tiny_params().finetune)
+    model = tiny_task_model(SPECS["rt_polarity"], dropout=0.1, kind=method.starts_from or "transformer").train()
     batch = collate([EncodedExample(((40, 1, 2, 3, 42),), 1), EncodedExample(((40, 4, 42),), 0)], regression=False)
-    lm_coef = methods.lm_coef(variant, tiny_params().finetune)
+    lm_coef = method.lm_coef
     with torch.device("meta"):
         losses = finetune.batch_losses(model, batch, lm_coef)
     device = next(model.parameters()).device
@@ -394,17 +401,17 @@ def test_learning_rate_warms_up_then_decays_linearly_to_zero():
 
 def test_special_tokens_are_added_to_a_checkpoint_that_lacks_them(workspace):
     bpe = tiny_bpe()
-    model = starting_model.language_model("full", bpe.vocab_size, workspace / "pretrain", tiny_params().model)
+    model = starting_model.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model)
     assert model.tokens_embed.weight.shape[0] == bpe.vocab_size
     with pytest.raises(UserError, match="token embeddings"):
-        starting_model.language_model("full", bpe.vocab_size - 5, workspace / "pretrain", tiny_params().model)
+        starting_model.language_model(_method("full"), bpe.vocab_size - 5, workspace / "pretrain", tiny_params().model)
 
 
 def test_transfer_layers_keeps_the_first_blocks_and_the_embeddings(workspace):
     bpe = tiny_bpe()
-    pretrained = starting_model.language_model("full", bpe.vocab_size, workspace / "pretrain", tiny_params().model)
+    pretrained = starting_model.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model)
     torch.manual_seed(0)
-    partial = starting_model.language_model("full", bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=1)
+    partial = starting_model.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=1)
     kept, fresh = pretrained.state_dict(), partial.state_dict()
     for name in kept:
         if name.startswith("h.1."):
@@ -413,15 +420,15 @@ def test_transfer_layers_keeps_the_first_blocks_and_the_embeddings(workspace):
         torch.testing.assert_close(fresh[name][: bpe.vocab_size - 3], kept[name][: bpe.vocab_size - 3], msg=name)
     assert not torch.equal(fresh["h.1.attn.c_attn.weight"], kept["h.1.attn.c_attn.weight"])
     with pytest.raises(UserError, match="transfer_layers"):
-        starting_model.language_model("full", bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=3)
+        starting_model.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=3)
     with pytest.raises(UserError, match="transfer_layers"):
-        starting_model.language_model("lstm", bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=1)
+        starting_model.language_model(_method("lstm"), bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=1)
 
 
 def test_keeping_every_block_draws_nothing_so_it_is_the_full_run(workspace):
     """Figure 2 (left) reads k = n_layer from the finetune stage's full run: the two must start identically."""
     bpe, depth = tiny_bpe(), TINY_MODEL["n_layer"]
-    model = starting_model.language_model("full", bpe.vocab_size, workspace / "pretrain", tiny_params().model)
+    model = starting_model.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model)
     weights = {name: value.clone() for name, value in model.state_dict().items()}
     before = torch.manual_seed(0).get_state()
     starting_model.reinitialise_blocks(model, depth)
@@ -431,13 +438,13 @@ def test_keeping_every_block_draws_nothing_so_it_is_the_full_run(workspace):
     assert not torch.equal(torch.get_rng_state(), before)  # replacing a block does draw
 
 
-def test_no_pretrain_needs_no_checkpoint_and_unknown_variants_are_refused(tmp_path):
-    model = starting_model.language_model("no_pretrain", 60, tmp_path, tiny_params().model)
+def test_no_pretrain_needs_no_checkpoint_and_unknown_methods_are_refused(tmp_path):
+    model = starting_model.language_model(_method("no_pretrain"), 60, tmp_path, tiny_params().model)
     assert model.config.n_layer == 2 and model.config.vocab_size == 60
-    with pytest.raises(UserError, match="unknown fine-tuning variant"):
-        starting_model.language_model("bigger", 60, tmp_path, tiny_params().model)
+    with pytest.raises(UserError, match="unknown fine-tuning method 'bigger'; use one of full, no_pretrain"):
+        _method("bigger")
     with pytest.raises(UserError, match="does not exist"):
-        starting_model.language_model("full", 60, tmp_path, tiny_params().model)
+        starting_model.language_model(_method("full"), 60, tmp_path, tiny_params().model)
 
 
 # --- data ---------------------------------------------------------------------------------------------------
@@ -460,7 +467,8 @@ def test_bad_task_files_stop_the_run_with_a_user_error(workspace, tmp_path, rows
     write_task(tasks / "rt_polarity", SPECS["rt_polarity"])
     write_examples(tasks / "rt_polarity" / "dev.jsonl", rows)
     with pytest.raises(UserError, match=message):
-        finetune.run(finetune.Settings.of(tiny_params()), tokens_of(tiny_params(), "rt_polarity", tasks, workspace / "bpe"), "full", 1,
+        finetune.run(finetune.Settings.of(tiny_params()), tokens_of(tiny_params(), "rt_polarity", tasks, workspace / "bpe"),
+                     _method("full"), 1,
                      pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
@@ -478,7 +486,8 @@ def test_examples_longer_than_the_context_are_truncated(workspace, tmp_path):
     write_task(tasks / "snli_100k", SPECS["snli_100k"])
     long = " ".join(["word"] * 80)
     write_examples(tasks / "snli_100k" / "test.jsonl", [EntailmentExample(long, long, 1)] * 3)
-    metrics = finetune.run(finetune.Settings.of(tiny_params()), tokens_of(tiny_params(), "snli_100k", tasks, workspace / "bpe"), "full", 1,
+    metrics = finetune.run(finetune.Settings.of(tiny_params()), tokens_of(tiny_params(), "snli_100k", tasks, workspace / "bpe"),
+                           _method("full"), 1,
                            pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
     assert 0.0 <= metrics["test"]["accuracy"] <= 1.0
 
@@ -507,15 +516,27 @@ def test_fine_tuning_learns_an_easy_task():
     assert accuracy == 1.0
 
 
-def test_the_random_init_variant_trains_at_its_own_learning_rate():
-    from gpt1.methods import learning_rate
+def _rate(name: str, settings) -> tuple[float, str]:
+    method = resolve(name, settings)
+    return method.lr, method.lr_key
 
+
+def test_the_random_init_method_trains_at_its_own_learning_rate():
     settings = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": 1e-3})).finetune
-    assert learning_rate("no_pretrain", settings) == (1e-3, "finetune.no_pretrain_lr")
-    assert {learning_rate(v, settings) for v in ("full", "no_aux_lm", "lstm")} == {(5e-4, "finetune.lr")}
-    # Unset (the paper profile): every variant at finetune.lr, and a divergence names that key.
+    assert _rate("no_pretrain", settings) == (1e-3, "finetune.no_pretrain_lr")
+    assert {_rate(v, settings) for v in ("full", "no_aux_lm", "lstm")} == {(5e-4, "finetune.lr")}
+    # Unset (the paper profile): every method at finetune.lr, and a divergence names that key.
     settings = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": None})).finetune
-    assert learning_rate("no_pretrain", settings) == (5e-4, "finetune.lr")
+    assert _rate("no_pretrain", settings) == (5e-4, "finetune.lr")
+
+
+def test_a_method_is_resolved_once_into_what_its_runs_need():
+    """The stage hands the library one object: starting weights, λ, learning rate with its key, card line."""
+    settings = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": 1e-3, "lm_coef": 0.5})).finetune
+    no_pretrain, no_aux_lm, lstm = (resolve(name, settings) for name in ("no_pretrain", "no_aux_lm", "lstm"))
+    assert (no_pretrain.starts_from, no_pretrain.pretrained, no_pretrain.lm_coef) == (None, False, 0.5)
+    assert (no_aux_lm.starts_from, no_aux_lm.lm_coef, no_aux_lm.lr) == ("transformer", 0.0, 5e-4)
+    assert lstm.starts_from == "lstm" and lstm.meaning == "pretrained LSTM, auxiliary LM objective"
 
 
 def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablation(workspace, tmp_path, monkeypatch):
@@ -537,7 +558,8 @@ def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablat
     results = tmp_path / "results"
     for task in tasks:
         for variant in params.finetune.variants:
-            finetune.run_seeds(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"), variant,
+            finetune.run_seeds(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
+                               resolve(variant, params.finetune),
                                params.finetune.seeds, pretrain_dir=workspace / "pretrain",
                                out_root=layout.finetune_runs(task, variant, results))
     baselines.run(params, workspace / "tasks", results / "baselines.json")

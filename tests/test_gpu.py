@@ -24,10 +24,11 @@ def test_every_method_trains_an_update_on_the_gpu(variant):
     from test_finetune import SPECS, tiny_params, tiny_task_model
 
     device = torch.device("cuda")
-    model = tiny_task_model(SPECS["rt_polarity"], dropout=0.1, kind=methods.method(variant).starts_from or
+    method = methods.resolve(variant, tiny_params().finetune)
+    model = tiny_task_model(SPECS["rt_polarity"], dropout=0.1, kind=method.starts_from or
                             "transformer").to(device).train()
     batch = collate([EncodedExample(((40, 1, 2, 3, 42),), 1), EncodedExample(((40, 4, 42),), 0)], regression=False)
-    lm_coef = methods.lm_coef(variant, tiny_params().finetune)
+    lm_coef = method.lm_coef
     state = TrainingState.start(model, model.parameter_groups(0.01), 1e-3, (0.9, 0.999), 1e-8, lambda step: 1.0)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16)
     losses, grad_norm = state.update([lambda: finetune.batch_losses(model, batch.to(device), lm_coef)], 1.0,

@@ -7,7 +7,8 @@ import pytest
 from scipy import stats
 
 from gpt1.errors import UserError
-from gpt1.eval.intervals import Predictions, _pearson, paired_differences, read_predictions, resampled_scores
+from gpt1.eval.intervals import Predictions, paired_differences, read_predictions, resampled_scores
+from gpt1.eval.metrics import _pearson
 
 
 def _classifier(correct_fraction: float, examples: int = 400, seeds: int = 2, offset: int = 0) -> Predictions:
@@ -35,6 +36,23 @@ def test_score_is_the_seed_mean_and_row_zero_is_the_whole_test_set():
     assert resampled_scores("accuracy", predictions, rows)[0] == pytest.approx(np.mean(per_seed))
     spearman = resampled_scores("spearman", Predictions(np.arange(10.0), np.arange(10.0)[None] ** 3), rows[:, :10])
     assert spearman[0] == pytest.approx(1.0)
+
+
+def test_the_bootstrap_scores_a_resample_as_evaluation_scores_that_test_set():
+    """One implementation: the resampled metric of row r is `score` on the rows drawn, for every metric."""
+    from gpt1.data.records import TaskSpec
+    from gpt1.eval.metrics import score
+
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 60, size=(20, 60))
+    for labels, metrics in (((0, 1), ("f1", "matthews", "accuracy")), ((0, 1, 2), ("f1", "matthews"))):
+        gold, predicted = rng.integers(0, len(labels), 60), rng.integers(0, len(labels), 60)
+        spec = TaskSpec("t", "classification", tuple(map(str, labels)), metrics, "test")
+        for metric in metrics:
+            resampled = resampled_scores(metric, Predictions(gold.astype(float), predicted[None].astype(float)), rows,
+                                         len(labels))
+            assert [round(value, 6) for value in resampled] == [
+                score(spec, gold[row].tolist(), predicted[row].tolist()).values[metric] for row in rows], metric
 
 
 def test_a_clear_gain_is_supported_its_mirror_reversed_and_identical_methods_not_supported():

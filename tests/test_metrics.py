@@ -41,6 +41,23 @@ def test_accuracy_matches_scikit_learns_on_random_labels():
     assert score(spec, gold.tolist(), predicted.tolist()).values["accuracy"] == round(accuracy_score(gold, predicted), 6)
 
 
+def test_f1_and_matthews_are_scikit_learns_exactly_on_every_row():
+    """Computed from confusion counts for all rows at once (the bootstrap's resamples), bit for bit the values
+    scikit-learn gives each row: binary F1 of label 1 for two labels, macro F1 over the labels present otherwise."""
+    from gpt1.eval.metrics import metric_values
+
+    rng = np.random.default_rng(2)
+    for classes in (2, 3):
+        gold, predicted = rng.integers(0, classes, (50, 40)), rng.integers(0, classes, (50, 40))
+        predicted[0] = 0  # one label predicted only: Matthews is undefined (0), F1 of the rest 0
+        gold[1, :] = predicted[1, :] = 1  # one label in all: macro F1 over it alone
+        average = "binary" if classes == 2 else "macro"
+        assert metric_values("f1", gold, predicted, classes).tolist() == [
+            f1_score(g, p, average=average, zero_division=0) for g, p in zip(gold, predicted)]
+        assert metric_values("matthews", gold, predicted, classes).tolist() == [
+            matthews_corrcoef(g, p) for g, p in zip(gold, predicted)]
+
+
 def test_a_fine_tuning_process_does_not_import_scipy_or_sklearn_up_front():
     """58 fine-tuning processes each paid 1-2 s for them; they load when a metric needs them."""
     check = "import sys, gpt1.train.finetune; print(sorted(m for m in ('scipy.stats', 'sklearn') if m in sys.modules))"

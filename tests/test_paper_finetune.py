@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from gpt1.train import finetune
+from gpt1.methods import resolve
 from gpt1.data.task_data import Samples, load_task_data
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.data import prepare
@@ -69,7 +70,8 @@ def test_paper_task_fine_tunes_and_scores_with_its_metric(task, server, tmp_path
     save_model(model, tmp_path / "pretrain" / "transformer" / "model.safetensors")
 
     tokens = TaskTokens.encode(task, load_task_data(Samples.of(params), task, tmp_path / "tasks"), bpe)
-    metrics = finetune.run(finetune.Settings.of(params), tokens, "full", 1, pretrain_dir=tmp_path / "pretrain", out_dir=tmp_path / "out")
+    metrics = finetune.run(finetune.Settings.of(params), tokens, resolve("full", params.finetune), 1,
+                           pretrain_dir=tmp_path / "pretrain", out_dir=tmp_path / "out")
     for split in ("dev", "test"):
         assert set(spec.metrics) <= set(metrics[split]), (split, metrics[split])
     assert (tmp_path / "out" / "predictions_test.jsonl").read_text().strip()

@@ -25,23 +25,24 @@ def _pretrained(root: Path, transformer: bytes = b"transformer weights", lstm: b
 
 def test_a_record_names_the_weights_and_their_hash_or_a_random_start(tmp_path):
     pretrain = _pretrained(tmp_path / "pretrain")
-    full = record("full", pretrain)
+    full = record("full", "transformer", pretrain)
     assert full == {"variant": "full", "starts_from": "transformer",
                     "weights": (pretrain / "transformer" / "model.safetensors").as_posix(),
                     "sha256": sha256_of(pretrain / "transformer" / "model.safetensors")}
-    assert record("lstm", pretrain)["weights"].endswith("lstm/model.safetensors")
-    assert record("no_pretrain", pretrain) == {"variant": "no_pretrain", "starts_from": None}
-    assert record("no_pretrain", tmp_path / "nothing here") == record("no_pretrain", pretrain)  # needs no weights
+    assert record("lstm", "lstm", pretrain)["weights"].endswith("lstm/model.safetensors")
+    assert record("no_pretrain", None, pretrain) == {"variant": "no_pretrain", "starts_from": None}
+    assert record("no_pretrain", None, tmp_path / "nothing here") == record("no_pretrain", None, pretrain)  # no weights
     with pytest.raises(UserError, match=r"lstm/model.safetensors not found: 'lstm' starts from the pretrained lstm; "
                                         r"run `gpt1 pretrain --model lstm` first"):
-        record("lstm", tmp_path / "nothing here")
+        record("lstm", "lstm", tmp_path / "nothing here")
 
 
 def test_retraining_one_model_changes_only_the_records_of_methods_that_start_from_it(tmp_path):
-    before = {variant: record_text(variant, _pretrained(tmp_path / "a")) for variant in METHODS}
-    after = {variant: record_text(variant, _pretrained(tmp_path / "a", lstm=b"retrained lstm")) for variant in METHODS}
-    changed = {variant for variant in METHODS if before[variant] != after[variant]}
-    assert changed == {variant for variant, entry in METHODS.items() if entry.starts_from == "lstm"} == {"lstm"}
+    before = {name: record_text(name, entry.starts_from, _pretrained(tmp_path / "a")) for name, entry in METHODS.items()}
+    after = {name: record_text(name, entry.starts_from, _pretrained(tmp_path / "a", lstm=b"retrained lstm"))
+             for name, entry in METHODS.items()}
+    changed = {name for name in METHODS if before[name] != after[name]}
+    assert changed == {name for name, entry in METHODS.items() if entry.starts_from == "lstm"} == {"lstm"}
 
 
 def test_the_stage_writes_a_record_and_keeps_an_unchanged_one_untouched(tmp_path, monkeypatch):
@@ -62,14 +63,14 @@ def test_fine_tuning_stops_on_a_missing_or_stale_record(tmp_path):
     pretrain, records = _pretrained(tmp_path / "pretrain"), tmp_path / "records"
     with pytest.raises(UserError, match=r"records/full.json not found; run `dvc repro` \(or `gpt1 starting-model "
                                         r"--variant full`\)"):
-        check("full", pretrain, records)
+        check("full", "transformer", pretrain, records)
     records.mkdir()
-    for variant in METHODS:
-        (records / f"{variant}.json").write_text(record_text(variant, pretrain))
-        check(variant, pretrain, records)
+    for name, entry in METHODS.items():
+        (records / f"{name}.json").write_text(record_text(name, entry.starts_from, pretrain))
+        check(name, entry.starts_from, pretrain, records)
     _pretrained(pretrain, transformer=b"trained again by hand")
     with pytest.raises(UserError, match=r"does not describe the weights 'no_aux_lm' starts from \(they changed after "
                                         r"it was written\); run `dvc repro`"):
-        check("no_aux_lm", pretrain, records)
-    check("lstm", pretrain, records)  # its own weights did not change
-    check("no_pretrain", pretrain, records)
+        check("no_aux_lm", "transformer", pretrain, records)
+    check("lstm", "lstm", pretrain, records)  # its own weights did not change
+    check("no_pretrain", None, pretrain, records)

@@ -25,6 +25,7 @@ from gpt1.atomic import atomic_directory, atomic_write_text
 from gpt1.data.records import Example, texts_of, write_examples
 from gpt1.data.tasks import TaskDefinition, make_splits
 from gpt1.data.user_tasks import user_corpus_part, user_task
+from gpt1.layout import TASK_SPEC
 from gpt1.data.text import clean, sentence_key, sentences
 from gpt1.parallel import Workers, shared
 
@@ -78,7 +79,7 @@ def prepare_tasks(data, seed: int, raw: Path, out: Path,
                                  task.carved_fractions)
             for split, examples in splits.items():
                 write_examples(staging / name / f"{split}.jsonl", examples)
-            atomic_write_text(staging / name / "task.json", task.spec.to_json())
+            atomic_write_text(staging / name / TASK_SPEC, task.spec.to_json())
             prepared[name] = splits
             log.info("task %s: %s", name, {split: len(examples) for split, examples in splits.items()})
     return prepared

@@ -72,6 +72,12 @@ class TaskSpec:
     stands_for: str = ""
 
     @property
+    def primary_metric(self) -> str:
+        """The paper's headline metric for the task, the one Table 5 and the curves compare (accuracy, MCC, F1 or
+        Pearson): the first of `metrics`."""
+        return self.metrics[0]
+
+    @property
     def is_regression(self) -> bool:
         return self.family == "similarity" and not self.labels
 

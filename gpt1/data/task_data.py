@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpt1.errors import UserError
+from gpt1.layout import split_file, task_spec
 from gpt1.data.records import SPLITS, Example, TaskSpec, check_examples, read_examples
 
 
@@ -35,13 +36,13 @@ class TaskData:
 
 def load_task_data(samples: Samples, task: str, tasks_dir: Path) -> TaskData:
     """A task's checked splits, cut to `samples` (seeded samples of each split, `seeded_subset`)."""
-    folder = Path(tasks_dir) / task
-    if not (folder / "task.json").is_file():
-        raise UserError(f"{folder / 'task.json'} not found; run `gpt1 prepare` with '{task}' in data.tasks")
-    spec = TaskSpec.from_file(folder / "task.json")
+    spec_file = task_spec(task, tasks_dir)
+    if not spec_file.is_file():
+        raise UserError(f"{spec_file} not found; run `gpt1 prepare` with '{task}' in data.tasks")
+    spec = TaskSpec.from_file(spec_file)
     splits, full_sizes = {}, {}
     for split in SPLITS:
-        path = folder / f"{split}.jsonl"
+        path = split_file(task, split, tasks_dir)
         if not path.is_file():
             raise UserError(f"{path} not found; run `gpt1 prepare`")
         examples = read_examples(path, spec.family)
@@ -52,6 +53,14 @@ def load_task_data(samples: Samples, task: str, tasks_dir: Path) -> TaskData:
     for split in ("dev", "test"):
         splits[split] = seeded_subset(splits[split], samples.max_eval, samples.seed, task, split)
     return TaskData(spec=spec, splits=splits, full_sizes=full_sizes)
+
+
+def training_rows(task: str, tasks_dir: Path, max_train: int | None) -> int:
+    """How many training examples fine-tuning uses for a prepared task (what `load_task_data` keeps of its train
+    split, finetune.max_train_examples at most), from the file's rows (one an example) without parsing them."""
+    with open(split_file(task, "train", tasks_dir), encoding="utf-8") as handle:
+        available = sum(1 for _ in handle)
+    return available if max_train is None else min(available, max_train)
 
 
 def seeded_subset(examples: list[Example], limit: int | None, seed: int, task: str, split: str) -> list[Example]:

@@ -1,6 +1,6 @@
 """The paper's analysis from our scores: Table 5 (ablations) and Figure 2 left (layers transferred).
 
-Inputs are files earlier stages wrote (results/scores.csv, results/finetune/..., results/baselines.json,
+Inputs are files earlier stages wrote (results/scores_summary.csv, results/finetune/..., results/baselines.json,
 results/layer_transfer/...); outputs are tables and figures a person reads. Everything is deterministic:
 same inputs, same bytes.
 """
@@ -22,32 +22,29 @@ from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_
 from gpt1.eval.run_files import read_json, run_metrics  # noqa: E402
 from gpt1.data.records import TaskSpec  # noqa: E402
 from gpt1.layout import finetune_run, layer_transfer_run  # noqa: E402
-from gpt1.methods import METHODS, PAPER_COLUMNS  # noqa: E402
+from gpt1.methods import METHODS  # noqa: E402
+from gpt1.paper import TABLE_5, TABLE_5_COLUMNS  # noqa: E402
 
 log = logging.getLogger(__name__)
 
 # Table 5 as the paper prints it, one row per registered method the paper has.
-PAPER_TABLE_5 = pd.DataFrame.from_dict(
-    {name: method.paper_row for name, method in METHODS.items() if method.paper_row is not None},
-    orient="index", columns=list(PAPER_COLUMNS))
+PAPER_TABLE_5 = pd.DataFrame.from_dict({name: TABLE_5[name] for name in METHODS if name in TABLE_5},
+                                       orient="index", columns=list(TABLE_5_COLUMNS))
 # Data sets the paper calls "larger" when it says the auxiliary objective helps them (NLI, QQP).
 LARGE_TRAIN = 10_000
 
 
-def primary_metric(spec: TaskSpec) -> str:
-    """The paper's headline metric for a task (first listed: accuracy, MCC, F1 or Pearson)."""
-    return spec.metrics[0]
-
-
-def ablation_table(scores: pd.DataFrame, specs: dict[str, TaskSpec]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Mean and std over seeds, ×100, one row per method and one column per task, plus `avg`."""
-    wanted = [(task, primary_metric(spec)) for task, spec in specs.items()]
-    rows = scores[scores.apply(lambda r: (r.task, r.metric) in wanted and r.variant in METHODS, axis=1)]
+def ablation_table(summary: pd.DataFrame, specs: dict[str, TaskSpec]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 5 from the summary evaluate wrote (results/scores_summary.csv: mean and sample std over seeds): each
+    task's primary metric ×100, one row per method and one column per task, plus `avg`."""
+    wanted = {(task, spec.primary_metric) for task, spec in specs.items()}
+    rows = summary[[(task, metric) in wanted and method in METHODS
+                    for task, metric, method in zip(summary.task, summary.metric, summary.variant)]]
     if rows.empty:
-        raise UserError("results/scores.csv has no fine-tuning scores for the ablation; run `gpt1 evaluate` first")
-    grouped = rows.groupby(["variant", "task"])["value"]
-    mean = grouped.mean().unstack("task") * 100
-    std = grouped.std(ddof=1).fillna(0.0).unstack("task") * 100
+        raise UserError("results/scores_summary.csv has no fine-tuning scores for the ablation; run `gpt1 evaluate` "
+                        "first")
+    mean = rows.pivot(index="variant", columns="task", values="mean") * 100
+    std = rows.pivot(index="variant", columns="task", values="std") * 100
     order = [m for m in METHODS if m in mean.index]
     columns = [task for task in specs if task in mean.columns]
     mean, std = mean.loc[order, columns], std.loc[order, columns]
@@ -69,8 +66,9 @@ def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: lis
         return read_predictions([finetune_run(task, method, seed, results_dir) for seed in seeds])
 
     full = {task: predictions(task, "full") for task in specs}  # read once, compared with every method
-    return {method: paired_differences({task: (primary_metric(spec), full[task], predictions(task, method))
-                                        for task, spec in specs.items()})
+    classes = {task: len(spec.labels) for task, spec in specs.items()}
+    return {method: paired_differences({task: (spec.primary_metric, full[task], predictions(task, method))
+                                        for task, spec in specs.items()}, classes=classes)
             for method in methods if method != "full"}
 
 
@@ -79,30 +77,34 @@ def _with_interval(interval: Interval) -> str:
 
 
 def findings(mean: pd.DataFrame, intervals: dict[str, dict[str, Interval]], train_sizes: dict[str, int]) -> list[str]:
-    """One sentence per finding of the paper, with its 95 % interval and a computed verdict."""
-    sentences = []
-    if "no_pretrain" in intervals:
-        avg = intervals["no_pretrain"]["avg"]
-        sentences.append(f"Pre-training: full − w/o pre-training = {_with_interval(avg)} on average (the paper: "
-                         f"+{paper_gain('no_pretrain')}) — {avg.verdict} at 95 %.")
-    if "no_aux_lm" in intervals:
-        gains = intervals["no_aux_lm"]
-        large = [t for t in mean.columns[1:] if train_sizes.get(t, 0) >= LARGE_TRAIN]
-        per_task = "; ".join(f"{task} {_with_interval(gains[task])} ({gains[task].verdict})"
-                             for task in mean.columns[1:])
-        if large and len(large) < len(mean.columns) - 1:
-            sentences.append(f"Auxiliary LM: full − w/o aux LM per task: {per_task}. The paper found it helps the "
-                             f"larger data sets (here {', '.join(large)}) and not the small ones.")
-        else:
-            sentences.append(f"Auxiliary LM: full − w/o aux LM = {_with_interval(gains['avg'])} on average "
-                             f"({gains['avg'].verdict} at 95 %); per task: {per_task}. Every task here fine-tunes on "
-                             f"{'more' if large else 'fewer'} than {LARGE_TRAIN:,} examples, so the paper's "
-                             "large-vs-small contrast cannot be tested; the paper expects no gain on small sets.")
-    if "lstm" in intervals:
-        avg = intervals["lstm"]["avg"]
-        sentences.append(f"Architecture: Transformer − LSTM = {_with_interval(avg)} on average (the paper: "
-                         f"+{paper_gain('lstm')}) — {avg.verdict} at 95 %.")
-    return sentences
+    """One sentence per method compared with full (its registry entry names the comparison), with its 95 %
+    interval and a computed verdict, in Table 5's order."""
+    return [_by_size_finding(name, by_column, mean, train_sizes) if METHODS[name].finding_by_size
+            else _average_finding(name, by_column["avg"]) for name, by_column in intervals.items()]
+
+
+def _comparison(name: str) -> str:
+    entry = METHODS[name]
+    return entry.finding or f"full − {entry.label}"
+
+
+def _average_finding(name: str, avg: Interval) -> str:
+    paper = f"the paper: {paper_gain(name):+}" if name in PAPER_TABLE_5.index else "not in the paper"
+    return f"{_comparison(name)} = {_with_interval(avg)} on average ({paper}) — {avg.verdict} at 95 %."
+
+
+def _by_size_finding(name: str, gains: dict[str, Interval], mean: pd.DataFrame, train_sizes: dict[str, int]) -> str:
+    """The paper found the method's ingredient to help the larger data sets (≥ LARGE_TRAIN training examples) and
+    not the small ones: every task's interval, and whether this run's tasks can test that."""
+    comparison = _comparison(name)
+    large = [t for t in mean.columns[1:] if train_sizes.get(t, 0) >= LARGE_TRAIN]
+    per_task = "; ".join(f"{task} {_with_interval(gains[task])} ({gains[task].verdict})" for task in mean.columns[1:])
+    if large and len(large) < len(mean.columns) - 1:
+        return (f"{comparison} per task: {per_task}. The paper found it helps the larger data sets (here "
+                f"{', '.join(large)}) and not the small ones.")
+    return (f"{comparison} = {_with_interval(gains['avg'])} on average ({gains['avg'].verdict} at 95 %); per task: "
+            f"{per_task}. Every task here fine-tunes on {'more' if large else 'fewer'} than {LARGE_TRAIN:,} examples, "
+            "so the paper's large-vs-small contrast cannot be tested; the paper expects no gain on small sets.")
 
 
 def interval_frame(intervals: dict[str, dict[str, Interval]]) -> pd.DataFrame:
@@ -136,10 +138,10 @@ def against_baselines(mean: pd.DataFrame, baselines: dict, specs: dict[str, Task
     """Per task, full's test mean (×100) against the best of every baseline on the primary metric.
     The majority class counts too: on a skewed task it can be the one to beat."""
     if "full" not in mean.index:
-        raise UserError("results/scores.csv has no `full` runs to compare with the baselines; run them first")
+        raise UserError("results/scores_summary.csv has no `full` runs to compare with the baselines; run them first")
     rows = []
     for task in mean.columns.drop("avg"):
-        metric = primary_metric(specs[task])
+        metric = specs[task].primary_metric
         scored = {name: round(entry["test"][metric] * 100, 2) for name, entry in baselines[task].items()
                   if metric in entry.get("test", {})}
         if not scored:
@@ -192,7 +194,7 @@ def layer_transfer_rows(results_dir: Path, tasks: list[str], layers: list[int], 
             points = {kept: run_metrics(layer_transfer_run(task, kept, seed, results_dir), "the layer_transfer stages")
                       for kept in layers}
             points[all_layers] = run_metrics(finetune_run(task, "full", seed, results_dir),
-                                             "the finetune stage (variant full)")
+                                             "the finetune stage (method full)")
             rows += [{"task": task, "layers": kept, "seed": seed, "split": split,
                       "accuracy": metrics[split]["accuracy"]}
                      for kept, metrics in points.items() for split in ("dev", "test")]

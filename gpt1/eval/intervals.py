@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from gpt1.errors import UserError
+from gpt1.eval.metrics import metric_values
 from gpt1.layout import run_predictions
 
 RESAMPLES = 2000
@@ -64,42 +65,11 @@ def read_predictions(run_dirs: list[Path]) -> Predictions:
     return Predictions(labels=labels, by_seed=np.asarray(rows, dtype=float))
 
 
-def _pearson(gold: np.ndarray, predicted: np.ndarray) -> np.ndarray:
-    """Row-wise Pearson correlation of two (resamples, examples) arrays; 0 where a row is constant."""
-    gold = gold - gold.mean(axis=-1, keepdims=True)
-    predicted = predicted - predicted.mean(axis=-1, keepdims=True)
-    spread = np.sqrt((gold ** 2).sum(axis=-1) * (predicted ** 2).sum(axis=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(spread > 0, (gold * predicted).sum(axis=-1) / spread, 0.0)
-
-
-def resampled_scores(metric: str, predictions: Predictions, rows: np.ndarray) -> np.ndarray:
-    """The metric on each resample (`rows`: resamples × examples indices), averaged over seeds."""
+def resampled_scores(metric: str, predictions: Predictions, rows: np.ndarray, classes: int = 2) -> np.ndarray:
+    """The metric on each resample (`rows`: resamples × examples indices), averaged over seeds; evaluation's own
+    implementation (gpt1/eval/metrics.py), vectorised over the resamples. `classes`: the task's label count (f1)."""
     gold = predictions.labels[rows]
-    per_seed = []
-    for predicted in predictions.by_seed:
-        drawn = predicted[rows]
-        if metric == "accuracy":
-            per_seed.append((drawn == gold).mean(axis=-1))
-        elif metric == "pearson":
-            per_seed.append(_pearson(gold, drawn))
-        elif metric == "spearman":
-            from scipy.stats import rankdata
-
-            per_seed.append(_pearson(rankdata(gold, axis=-1), rankdata(drawn, axis=-1)))
-        else:
-            per_seed.append(_loop_metric(metric, gold, drawn))
-    return np.mean(per_seed, axis=0)
-
-
-def _loop_metric(metric: str, gold: np.ndarray, drawn: np.ndarray) -> np.ndarray:
-    from sklearn.metrics import f1_score, matthews_corrcoef
-
-    if metric == "matthews":
-        return np.array([matthews_corrcoef(g, d) for g, d in zip(gold, drawn)])
-    if metric == "f1":
-        return np.array([f1_score(g, d, zero_division=0) for g, d in zip(gold, drawn)])
-    raise UserError(f"no bootstrap for metric {metric!r}")
+    return np.mean([metric_values(metric, gold, predicted[rows], classes) for predicted in predictions.by_seed], axis=0)
 
 
 def draw_rows(examples: int, rng: np.random.Generator, resamples: int = RESAMPLES) -> np.ndarray:
@@ -110,17 +80,20 @@ def draw_rows(examples: int, rng: np.random.Generator, resamples: int = RESAMPLE
 
 
 def paired_differences(tasks: dict[str, tuple[str, Predictions, Predictions]],
-                       resamples: int = RESAMPLES) -> dict[str, Interval]:
+                       resamples: int = RESAMPLES, classes: dict[str, int] | None = None) -> dict[str, Interval]:
     """Interval of method A − method B per task and for their average, ×100.
 
-    `tasks`: {task: (metric, A's predictions, B's predictions)}; the same rows are drawn for A and B."""
+    `tasks`: {task: (metric, A's predictions, B's predictions)}; the same rows are drawn for A and B. `classes`:
+    {task: its label count} where a metric needs it (f1 is binary for 2, the default)."""
     rng = np.random.default_rng(RNG_SEED)
     differences = {}
     for task, (metric, first, second) in tasks.items():
         if not np.array_equal(first.labels, second.labels):
             raise UserError(f"task '{task}': the two methods were scored on different test rows")
         rows = draw_rows(len(first.labels), rng, resamples)
-        differences[task] = 100 * (resampled_scores(metric, first, rows) - resampled_scores(metric, second, rows))
+        count = (classes or {}).get(task, 2)
+        differences[task] = 100 * (resampled_scores(metric, first, rows, count) -
+                                   resampled_scores(metric, second, rows, count))
     if differences:
         differences["avg"] = np.mean(list(differences.values()), axis=0)
     return {name: Interval(float(values[0]), *percentile_interval(values)) for name, values in differences.items()}

@@ -1,16 +1,14 @@
 """The paper's Tables 2-4 beside ours: `full`'s test score on each selected task, with its 95 % interval, next
 to the paper's number for the task it is (the paper profile) or stands in for (the embedded default).
 
-The paper's numbers are written here once, by the paper's task names (test sets, single model; Table 5's rows
-are gpt1/methods.py's). `COMPARED_WITH` says which paper result each registered task is set beside: the paper
-profile's tasks are the paper's own (their test split is ours, not GLUE's hidden one: docs/data.md); the
-embedded default's are stand-ins, other data or the same data at another scale, so a difference measures the
+The paper's numbers are gpt1/paper.py's. `COMPARED_WITH` says which paper result each registered task is set
+beside: the paper profile's tasks are the paper's own (their test split is ours, not GLUE's hidden one:
+docs/data.md); the embedded default's are stand-ins, other data or the same data at another scale, so a difference measures the
 distance from the paper's scale, never a failed or successful reproduction.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,33 +19,9 @@ from gpt1.data.records import TaskSpec
 from gpt1.eval.intervals import RESAMPLES, RNG_SEED, draw_rows, percentile_interval, read_predictions, resampled_scores
 from gpt1.eval.run_files import run_metrics
 from gpt1.layout import finetune_run
+from gpt1.paper import GLUE_TASKS, PAPER_GLUE, PAPER_SCORES, TABLE_TITLES
 
 METHOD = "full"  # the paper's headline method: Transformer, pretrained, auxiliary LM objective
-
-
-@dataclass(frozen=True)
-class PaperScore:
-    table: int
-    metric: str  # as gpt1/eval/metrics.py names it
-    value: float  # ×100
-
-
-TABLE_TITLES = {2: "Table 2: natural language inference",
-                3: "Table 3: question answering and commonsense reasoning",
-                4: "Table 4: semantic similarity and classification"}
-PAPER_SCORES: dict[str, PaperScore] = {
-    "MNLI-m": PaperScore(2, "accuracy", 82.1), "MNLI-mm": PaperScore(2, "accuracy", 81.4),
-    "SNLI": PaperScore(2, "accuracy", 89.9), "SciTail": PaperScore(2, "accuracy", 88.3),
-    "QNLI": PaperScore(2, "accuracy", 88.1), "RTE": PaperScore(2, "accuracy", 56.0),
-    "Story Cloze": PaperScore(3, "accuracy", 86.5), "RACE-m": PaperScore(3, "accuracy", 62.9),
-    "RACE-h": PaperScore(3, "accuracy", 57.4), "RACE": PaperScore(3, "accuracy", 59.0),
-    "CoLA": PaperScore(4, "matthews", 45.4), "SST-2": PaperScore(4, "accuracy", 91.3),
-    "MRPC": PaperScore(4, "f1", 82.3), "STS-B": PaperScore(4, "pearson", 82.0), "QQP": PaperScore(4, "f1", 70.3),
-}
-# Table 4's GLUE column is the leaderboard's score: WNLI counted, MRPC, QQP and STS-B as the mean of two
-# metrics. Ours, where all nine tasks below are selected, is the plain mean of their scores above.
-PAPER_GLUE = 72.8
-GLUE_TASKS = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI-m", "MNLI-mm", "QNLI", "RTE")
 
 # Our task -> the paper result it is set beside. A registered task missing here fails a test: every task gets a
 # row. Tasks of the paper profile (gpt1/data/paper_tasks.py) are the paper's own; the others are stand-ins.
@@ -87,10 +61,11 @@ def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
         paper_task = COMPARED_WITH[task]
         paper = PAPER_SCORES[paper_task]
         runs = [finetune_run(task, METHOD, seed, results_dir) for seed in seeds]
-        per_seed = [100 * run_metrics(run, f"the finetune stage (variant {METHOD})")["test"][paper.metric]
+        per_seed = [100 * run_metrics(run, f"the finetune stage (method {METHOD})")["test"][paper.metric]
                     for run in runs]
         predictions = read_predictions(runs)
-        values = 100 * resampled_scores(paper.metric, predictions, draw_rows(len(predictions.labels), rng, resamples))
+        values = 100 * resampled_scores(paper.metric, predictions, draw_rows(len(predictions.labels), rng, resamples),
+                                        len(spec.labels))
         resampled[task] = values
         low, high = percentile_interval(values)
         mean, std = float(np.mean(per_seed)), float(np.std(per_seed, ddof=1)) if len(seeds) > 1 else 0.0

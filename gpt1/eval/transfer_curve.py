@@ -46,9 +46,9 @@ def curve_table(results_dir: Path, specs: dict[str, TaskSpec], steps: list[int],
     """One row per (task, split, point): updates, tokens, and the score's mean and std over seeds, ×100."""
     rows = []
     for task, spec in specs.items():
-        metric = spec.metrics[0]
+        metric = spec.primary_metric
         for updates, folders in point_runs(results_dir, task, steps, final_step, seeds, with_zero).items():
-            writer = ("the finetune stage (variants full and no_pretrain)" if updates in (0, final_step)
+            writer = ("the finetune stage (methods full and no_pretrain)" if updates in (0, final_step)
                       else "the transfer_curve stage")
             runs = [run_metrics(folder, writer) for folder in folders]
             for split in SPLITS:

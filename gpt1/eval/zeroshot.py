@@ -29,6 +29,7 @@ from tqdm import tqdm
 from gpt1.atomic import atomic_write_text
 from gpt1.errors import UserError
 from gpt1.layout import kept_checkpoints, pretrained_model, pretraining_checkpoints, pretraining_run
+from gpt1.model.kinds import DISPLAY_NAMES, KINDS, TRANSFORMER
 from gpt1.model.lm import load_model
 from gpt1.eval.figures import save_figure
 from gpt1.eval.zeroshot_scoring import evaluate_many
@@ -36,8 +37,7 @@ from gpt1.eval.zeroshot_tasks import ZeroShotTask
 
 log = logging.getLogger(__name__)
 
-PRETRAINED_KINDS = ("transformer", "lstm")
-MODEL_NAMES = {"transformer": "Transformer", "lstm": "LSTM"}
+PRETRAINED_KINDS = KINDS
 COLUMNS = ["model", "step", "task", "examples", "score", "chance", "se"]
 TREND_COLUMNS = ["model", "task", "first_step", "last_step", "first", "last", "difference", "se", "z", "spearman",
                  "rises"]
@@ -139,7 +139,7 @@ def plot(table: pd.DataFrame, tasks: list[ZeroShotTask], out_png: Path) -> None:
             colour = colours.get(kind)
             axis.fill_between(rows["step"], 100 * low, 100 * high, color=colour, alpha=0.15, linewidth=0)
             axis.plot(rows["step"], 100 * rows["score"], color=colour, marker="o", markersize=3,
-                      linestyle="-" if kind == "transformer" else "--", label=MODEL_NAMES.get(kind, kind))
+                      linestyle="-" if kind == TRANSFORMER else "--", label=DISPLAY_NAMES.get(kind, kind))
         axis.axhline(100 * task.chance, color="grey", linestyle="--", linewidth=0.8, label="chance")
         axis.set_xscale("log")
         axis.set_title(f"{task.name}\n({task.stands_for})", fontsize=9)

@@ -38,6 +38,7 @@ from gpt1.errors import UserError
 from gpt1.data.records import ClassificationExample, MultipleChoiceExample, TaskSpec, read_examples
 from gpt1.data.registry import TASKS
 from gpt1.data.task_data import seeded_subset
+from gpt1.layout import TASK_SPEC, prepared_task
 
 log = logging.getLogger(__name__)
 
@@ -149,10 +150,10 @@ def agreement_task(pairs: Sequence[tuple[str, str]], bpe: Gpt1Bpe, total: bool =
 
 
 def _split(tasks_dir: Path, task: str, split: str, limit: int | None, seed: int) -> tuple[TaskSpec, list]:
-    folder = tasks_dir / task
-    if not (folder / "task.json").is_file() or not (folder / f"{split}.jsonl").is_file():
-        raise UserError(f"{folder} has no task.json/{split}.jsonl; run `gpt1 prepare` for data.tasks")
-    spec = TaskSpec.from_file(folder / "task.json")
+    folder = prepared_task(task, tasks_dir)
+    if not (folder / TASK_SPEC).is_file() or not (folder / f"{split}.jsonl").is_file():
+        raise UserError(f"{folder} has no {TASK_SPEC}/{split}.jsonl; run `gpt1 prepare` for data.tasks")
+    spec = TaskSpec.from_file(folder / TASK_SPEC)
     # The same test rows as fine-tuning evaluates (a seeded sample), so the two can be compared.
     return spec, seeded_subset(read_examples(folder / f"{split}.jsonl", spec.family), limit, seed, task, split)
 

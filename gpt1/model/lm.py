@@ -22,6 +22,7 @@ from torch import nn
 
 from gpt1.model import safetensors_file
 from gpt1.model.dropout import Dropout, dropout
+from gpt1.model.kinds import LSTM, TRANSFORMER
 from gpt1.errors import UserError
 from gpt1.model.lm_loss import linear_cross_entropy
 
@@ -177,7 +178,7 @@ class Block(nn.Module):
 
 
 class GPT1(LanguageModel):
-    kind = "transformer"
+    kind = TRANSFORMER
     groups_rows_by_length = True
 
     def __init__(self, config: TransformerConfig):
@@ -222,7 +223,7 @@ class LSTMLanguageModel(LanguageModel):
     output layer alone; tying also means the appended special-token rows serve input and output alike.
     """
 
-    kind = "lstm"
+    kind = LSTM
     groups_rows_by_length = False
 
     def __init__(self, config: LSTMConfig):
@@ -254,7 +255,7 @@ METADATA_KEY = "gpt1"  # the safetensors metadata entry that marks a file save_m
 
 
 def build_model(kind: str, config: Mapping[str, Any] | TransformerConfig | LSTMConfig) -> LanguageModel:
-    """A freshly initialised model of `kind` ("transformer" or "lstm") from a config dict or dataclass."""
+    """A freshly initialised model of `kind` (gpt1/model/kinds.py) from a config dict or dataclass."""
     if kind not in MODEL_KINDS:
         raise UserError(f"unknown model kind {kind!r}; use one of {sorted(MODEL_KINDS)}")
     model_class, config_class = MODEL_KINDS[kind]

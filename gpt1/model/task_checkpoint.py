@@ -28,7 +28,7 @@ class TaskRun:
     """What a saved task model was: enough to rebuild it and encode new examples as its run did."""
 
     task: str
-    variant: str
+    variant: str  # the method (the saved files' key: gpt1/methods.py)
     seed: int
     n_ctx: int
     spec: TaskSpec

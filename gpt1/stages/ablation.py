@@ -12,10 +12,11 @@ from gpt1.atomic import atomic_path, atomic_write_text
 from gpt1 import layout
 from gpt1.config import Params
 from gpt1.data.records import TaskSpec
+from gpt1.data.task_data import training_rows
 from gpt1.errors import UserError
 from gpt1.eval.analysis import (PAPER_TABLE_5, baseline_markdown, interval_markdown, markdown_table,
                                 ablation_table, against_baselines, baseline_finding, findings, interval_frame,
-                                method_intervals, primary_metric, read_baselines)
+                                method_intervals, read_baselines)
 from gpt1.eval.intervals import RESAMPLES
 from gpt1.methods import METHODS
 
@@ -30,41 +31,16 @@ def stand_ins_line(specs: dict) -> str:
             (f"; your own tasks: {', '.join(own)}." if own else "."))
 
 
-def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: list[int],
-                 finetune_caps: int | None) -> pd.DataFrame:
-    """Reads scores.csv, baselines.json and the finetune runs under `results_dir`; writes ablation.csv (means),
-    ablation_std.csv, ablation_intervals.csv, ablation_baselines.csv and ablation.md beside them."""
-    files = layout.Results(results_dir)
-    scores_csv, baselines_json, out_md = files.scores, files.baselines, files.ablation_markdown
-    out_csv, out_std_csv, out_intervals_csv, out_baselines_csv = (
-        files.ablation, files.ablation_std, files.ablation_intervals, files.ablation_baselines)
-    if not scores_csv.exists():
-        raise UserError(f"{scores_csv} not found; run `gpt1 evaluate` first")
-    baselines = read_baselines(baselines_json, tasks)
-    scores = pd.read_csv(scores_csv)
-    specs = {task: TaskSpec.from_file(tasks_dir / task / "task.json") for task in tasks}
-    mean, std = ablation_table(scores, specs)
-    train_sizes = {}
-    for task in tasks:
-        with open(tasks_dir / task / "train.jsonl", encoding="utf-8") as handle:
-            available = sum(1 for _ in handle)
-        train_sizes[task] = min(available, finetune_caps or available)
-    with atomic_path(out_csv) as temporary:
-        mean.to_csv(temporary, float_format="%.2f")
-    with atomic_path(out_std_csv) as temporary:
-        std.to_csv(temporary, float_format="%.2f")
-    intervals = method_intervals(results_dir, specs, list(mean.index), seeds)
-    with atomic_path(out_intervals_csv) as temporary:
-        interval_frame(intervals).to_csv(temporary, index=False, float_format="%.2f")
-    comparison = against_baselines(mean, baselines, specs)
-    with atomic_path(out_baselines_csv) as temporary:
-        comparison.to_csv(temporary, index=False, float_format="%.2f")
-    metric_names = ", ".join(f"{task}: {primary_metric(spec)}" for task, spec in specs.items())
-    text = [
+def ablation_markdown(mean: pd.DataFrame, std: pd.DataFrame, intervals: dict, comparison: pd.DataFrame,
+                      specs: dict[str, TaskSpec], seeds_run: int, finetune_caps: int | None,
+                      train_sizes: dict[str, int]) -> str:
+    """results/ablation.md: Table 5 (ours beside the paper's), the differences' intervals, the baselines and the
+    findings."""
+    metric_names = ", ".join(f"{task}: {spec.primary_metric}" for task, spec in specs.items())
+    return "\n".join([
         "# Table 5, reproduced at the embedded default's scale",
         "",
-        f"Ours: test scores ×100, mean ± std over {scores[scores.variant.isin(list(METHODS))]['seed'].nunique()} "
-        f"seeds ({metric_names}); "
+        f"Ours: test scores ×100, mean ± std over {seeds_run} seeds ({metric_names}); "
         f"fine-tuning on at most {finetune_caps or 'all'} training examples per task.",
         "",
         markdown_table(mean, std),
@@ -94,8 +70,38 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
         "",
         *[f"- {sentence}" for sentence in [*findings(mean, intervals, train_sizes), baseline_finding(comparison)]],
         "",
-    ]
-    atomic_write_text(out_md, "\n".join(text))
+    ])
+
+
+def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: list[int],
+                 finetune_caps: int | None) -> pd.DataFrame:
+    """Reads scores_summary.csv (evaluate's means and spreads over seeds), baselines.json and the finetune runs'
+    test predictions under `results_dir`; writes ablation.csv (means), ablation_std.csv, ablation_intervals.csv,
+    ablation_baselines.csv and ablation.md beside them."""
+    files = layout.Results(results_dir)
+    summary_csv, baselines_json, out_md = files.scores_summary, files.baselines, files.ablation_markdown
+    out_csv, out_std_csv, out_intervals_csv, out_baselines_csv = (
+        files.ablation, files.ablation_std, files.ablation_intervals, files.ablation_baselines)
+    if not summary_csv.exists():
+        raise UserError(f"{summary_csv} not found; run `gpt1 evaluate` first")
+    baselines = read_baselines(baselines_json, tasks)
+    summary = pd.read_csv(summary_csv)
+    specs = {task: TaskSpec.from_file(layout.task_spec(task, tasks_dir)) for task in tasks}
+    mean, std = ablation_table(summary, specs)
+    train_sizes = {task: training_rows(task, tasks_dir, finetune_caps) for task in tasks}
+    with atomic_path(out_csv) as temporary:
+        mean.to_csv(temporary, float_format="%.2f")
+    with atomic_path(out_std_csv) as temporary:
+        std.to_csv(temporary, float_format="%.2f")
+    intervals = method_intervals(results_dir, specs, list(mean.index), seeds)
+    with atomic_path(out_intervals_csv) as temporary:
+        interval_frame(intervals).to_csv(temporary, index=False, float_format="%.2f")
+    comparison = against_baselines(mean, baselines, specs)
+    with atomic_path(out_baselines_csv) as temporary:
+        comparison.to_csv(temporary, index=False, float_format="%.2f")
+    seeds_run = summary[summary.variant.isin(list(METHODS))]["seeds"].max()
+    atomic_write_text(out_md, ablation_markdown(mean, std, intervals, comparison, specs, seeds_run, finetune_caps,
+                                                train_sizes))
     log.info("ablation table:\n%s", mean.to_string())
     return mean
 

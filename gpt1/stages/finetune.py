@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpt1 import layout
 from gpt1.config import Params
 from gpt1.one_off import selected_runs
-from gpt1.methods import METHODS
+from gpt1.methods import METHODS, resolve
 
 ONE_OFF = layout.ONE_OFF / "finetune"
 
@@ -15,7 +15,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--variant", choices=list(METHODS), required=True, help="a method of gpt1/methods.py")
     parser.add_argument("--task", default=None, help="with --seed: a one-off run of this task of data.tasks")
     parser.add_argument("--seed", type=int, default=None,
-                        help=f"with --task: run this seed only, into {ONE_OFF}/<variant>/<task>/seed<S> (default: "
+                        help=f"with --task: run this seed only, into {ONE_OFF}/<method>/<task>/seed<S> (default: "
                         "every task and seed params.yaml lists, into the stage's output folder)")
 
 
@@ -24,13 +24,14 @@ def main(args, params: Params) -> None:
     from gpt1.train.finetune import Settings, run_seeds
     from gpt1.train.starting_weights import check
 
+    method = resolve(args.variant, params.finetune)  # once: the library is handed the method, never its name
     tasks, seeds, root = selected_runs(args, params.data.tasks, params.finetune.seeds)
     if root == layout.RESULTS:  # the stage's job: DVC knows its starting weights by the record it depends on
-        check(args.variant, layout.PRETRAIN, layout.STARTING_MODELS)
+        check(method.name, method.starts_from, layout.PRETRAIN, layout.STARTING_MODELS)
     settings = Settings.of(params)
     for task in tasks:
         # The first configured seed's weights are kept (model.safetensors, for `gpt1 predict`); a one-off run keeps
         # its own.
-        run_seeds(settings, TaskTokens.load(layout.task_tokens(task)), args.variant, seeds,
-                  pretrain_dir=layout.PRETRAIN, out_root=layout.finetune_runs(task, args.variant, root),
+        run_seeds(settings, TaskTokens.load(layout.task_tokens(task)), method, seeds,
+                  pretrain_dir=layout.PRETRAIN, out_root=layout.finetune_runs(task, method.name, root),
                   keep_weights_of=seeds[:1])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gpt1 import layout
 from gpt1.config import Params
+from gpt1.methods import resolve
 from gpt1.one_off import selected_runs
 
 ONE_OFF = layout.ONE_OFF / "layer_transfer"  # a one-off seed: outside the DVC output folder
@@ -26,6 +27,7 @@ def main(args, params: Params) -> None:
     depths, seeds, root = selected_runs(args, params.analysis.layer_transfer_layers,
                                                params.analysis.layer_transfer_seeds)
     settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
+    full = resolve("full", params.finetune)
     for layers in depths:
-        run_seeds(settings, tokens, "full", seeds, pretrain_dir=layout.PRETRAIN, transfer_layers=layers,
+        run_seeds(settings, tokens, full, seeds, pretrain_dir=layout.PRETRAIN, transfer_layers=layers,
                   out_root=layout.layer_transfer_runs(args.task, layers, root))

@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 def run_paper_tables(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: list[int]) -> pd.DataFrame:
     """Reads the finetune stage's `full` runs under `results_dir`; writes paper_tables.csv and .md beside them."""
-    specs = {task: TaskSpec.from_file(tasks_dir / task / "task.json") for task in tasks}
+    specs = {task: TaskSpec.from_file(layout.task_spec(task, tasks_dir)) for task in tasks}
     frame, glue = comparison(results_dir, specs, seeds)
     files = layout.Results(results_dir)
     with atomic_path(files.paper_tables) as temporary:

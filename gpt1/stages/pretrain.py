@@ -9,13 +9,12 @@ from typing import Any
 
 from gpt1 import layout
 from gpt1.config import Params
-
-KINDS = ("transformer", "lstm")
+from gpt1.model.kinds import KINDS
 
 
 def run(params: Params, kind: str, tokens_dir: Path = layout.TOKENS, out_dir: Path | None = None,
         metrics_dir: Path | None = None) -> dict[str, Any]:
-    """Pretrain `kind` ("transformer" or "lstm"); resumes from <out_dir>/resume.pt when one matches.
+    """Pretrain `kind` (one of KINDS); resumes from <out_dir>/resume.pt when one matches.
     Returns the final metrics (the same numbers as <metrics_dir>/metrics.json, without timings); writes the
     validation loss alone to <metrics_dir>/headline.json, the file dvc.yaml declares as metrics."""
     from gpt1.atomic import atomic_write_text, exclusive_lock

@@ -1,5 +1,5 @@
 """Stage `starting-model`: the record of the weights one method of finetune.variants starts from
-(gpt1/train/starting_weights.py), data/starting_models/<variant>.json."""
+(gpt1/train/starting_weights.py), data/starting_models/<method>.json."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 from gpt1 import layout
 from gpt1.atomic import write_text_if_changed
 from gpt1.config import Params
-from gpt1.methods import METHODS
+from gpt1.methods import METHODS, method
 from gpt1.train.starting_weights import record_text
 
 log = logging.getLogger(__name__)
@@ -19,6 +19,7 @@ def add_arguments(parser) -> None:
 
 
 def main(args, params: Params) -> None:
+    starts_from = method(args.variant).starts_from
     path = layout.starting_model_record(args.variant)
-    written = write_text_if_changed(path, record_text(args.variant, layout.PRETRAIN))
+    written = write_text_if_changed(path, record_text(args.variant, starts_from, layout.PRETRAIN))
     log.info("%s: %s", path, "written" if written else "unchanged")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from gpt1 import layout
 from gpt1.config import Params
+from gpt1.methods import resolve
+from gpt1.model.kinds import TRANSFORMER
 from gpt1.one_off import selected_runs
 from gpt1.errors import UserError
 
@@ -25,13 +27,14 @@ def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
     from gpt1.train.finetune import Settings, run_seeds
 
-    if layout.training_updates(params.pretrain, "transformer") == 0:
+    if layout.training_updates(params.pretrain, TRANSFORMER) == 0:
         raise UserError("the transfer curve fine-tunes from checkpoints of a Transformer pretrained here, and "
                         "pretrain.max_steps is 0 (released weights used as they are): build the other targets, "
                         "e.g. `dvc repro ablation` or `snakemake results/ablation.csv`")
     steps, seeds, root = selected_runs(args, params.analysis.transfer_curve_steps,
                                               params.analysis.layer_transfer_seeds)
     settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
+    full = resolve("full", params.finetune)
     for step in steps:
-        run_seeds(settings, tokens, "full", seeds, pretrain_dir=layout.PRETRAIN, pretrain_step=step,
+        run_seeds(settings, tokens, full, seeds, pretrain_dir=layout.PRETRAIN, pretrain_step=step,
                   out_root=layout.transfer_curve_runs(args.task, step, root))

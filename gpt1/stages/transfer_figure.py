@@ -13,6 +13,7 @@ from gpt1.atomic import atomic_path
 from gpt1.config import Params
 from gpt1.data.records import TaskSpec
 from gpt1.eval.transfer_curve import curve_table, curve_trend, plot_curve
+from gpt1.model.kinds import TRANSFORMER
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +22,7 @@ def run_transfer_curve(results_dir: Path, tasks_dir: Path, tasks: list[str], ste
                        seeds: list[int], tokens_per_update: int, with_zero: bool = True) -> pd.DataFrame:
     """Reads the transfer_curve runs and the finetune stage's full runs (and no_pretrain runs, `with_zero`)
     under `results_dir`; writes transfer_curve.csv, transfer_curve_trend.csv and transfer_curve.png beside them."""
-    specs = {task: TaskSpec.from_file(tasks_dir / task / "task.json") for task in tasks}
+    specs = {task: TaskSpec.from_file(layout.task_spec(task, tasks_dir)) for task in tasks}
     files = layout.Results(results_dir)
     table = curve_table(results_dir, specs, steps, final_step, seeds, tokens_per_update, with_zero)
     with atomic_path(files.transfer_curve) as temporary:
@@ -37,5 +38,5 @@ def run_transfer_curve(results_dir: Path, tasks_dir: Path, tasks: list[str], ste
 def main(args, params: Params) -> None:
     analysis = params.analysis
     run_transfer_curve(layout.RESULTS, layout.TASKS, analysis.transfer_curve_tasks, analysis.transfer_curve_steps,
-                       layout.training_updates(params.pretrain, "transformer"), analysis.layer_transfer_seeds,
+                       layout.training_updates(params.pretrain, TRANSFORMER), analysis.layer_transfer_seeds,
                        params.pretrain.tokens_per_update, with_zero="no_pretrain" in params.finetune.variants)

@@ -1,16 +1,16 @@
-"""Fine-tuning: every seed of one (task, variant), as the paper fine-tunes (Section 3.2, 4.1).
+"""Fine-tuning: every seed of one (task, method), as the paper fine-tunes (Section 3.2, 4.1).
 
 AdamW (decay only on >= 2-D weights), linear warmup over `warmup_fraction` of the updates then linear
-decay to 0, gradient clipping, classifier dropout, L3 = L2 + λ·L1. A variant is one of Table 5's methods
-(gpt1/methods.py: its starting model, λ and learning rate).
+decay to 0, gradient clipping, classifier dropout, L3 = L2 + λ·L1. The method (one of Table 5's, gpt1/methods.py)
+comes resolved by the stage: its starting model, λ and learning rate travel as one object.
 `transfer_layers=k` (Figure 2, left) keeps the embeddings and the first k pretrained blocks and
 re-initialises the rest; k = n_layer draws nothing and is byte for byte the `full` run. `pretrain_step=S`
 (transfer over pretraining) starts from the checkpoint kept after pretraining update S instead of the final one.
 
-Determinism: the training subsample depends only on the project seed (every variant and seed sees the
+Determinism: the training subsample depends only on the project seed (every method and seed sees the
 same examples, so seeds measure training randomness); the run's seed drives initialisation, dropout and
 batch order. Output files hold no timings (they go to the log), so a rerun writes identical bytes. A stage's job
-runs many (task, variant, seed) runs in one process (imports are paid once; a task's tokens are loaded once per
+runs many (task, method, seed) runs in one process (imports are paid once; a task's tokens are loaded once per
 task, gpt1/model/task_tokens.py); each run writes exactly what a process of its own would.
 """
 
@@ -29,10 +29,10 @@ from tqdm import tqdm
 
 from gpt1.atomic import atomic_directory
 from gpt1.config import FinetuneParams, Params, TransformerParams
-from gpt1 import methods
 from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
 from gpt1.layout import RUN_CARD, RUN_METRICS, RUN_WEIGHTS, run_predictions, seed_run
+from gpt1.methods import ResolvedMethod
 from gpt1.model.heads import Batch, TaskModel, collate
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
 from gpt1.model.task_tokens import TaskTokens
@@ -67,8 +67,8 @@ def batch_losses(task_model: TaskModel, batch: Batch, lm_coef: float) -> tuple[t
 def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: FinetuneParams, lm_coef: float,
           lr: float, seed: int, device: torch.device, label: str = "fine-tuning",
           lr_key: str = "finetune.lr") -> list[dict[str, float]]:
-    """Fine-tune in place with params' `finetune` section at `lr` (the method's, gpt1/methods.py); returns mean
-    losses per epoch (L3, L2, L1). A non-finite loss stops it with one line naming `label` and `lr_key`
+    """Fine-tune in place with params' `finetune` section at `lr`; returns mean losses per epoch (L3, L2, L1). A
+    non-finite loss stops it with one line naming `label` and `lr_key`, the params key `lr` came from
     (loop.Diverged)."""
     per_epoch = math.ceil(len(examples) / settings.batch_size)
     total = per_epoch * settings.epochs
@@ -164,7 +164,7 @@ class Prepared:
 
     def encoded(self, n_ctx: int) -> dict[str, list[EncodedExample]]:
         """The splits as input sequences, built on first use: n_ctx comes from the starting model (the same for
-        every seed of a variant), and building them draws no random numbers, so caching changes nothing."""
+        every seed of a method), and building them draws no random numbers, so caching changes nothing."""
         if n_ctx not in self._encoded:
             self._encoded[n_ctx] = self.tokens.encoded(n_ctx)
         return self._encoded[n_ctx]
@@ -212,7 +212,7 @@ def strict_json(value, **options) -> str:
                         "was written for this run: lower finetune.lr or use finetune.dtype float32") from None
 
 
-def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfer_layers: int | None = None,
+def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Path, transfer_layers: int | None = None,
              save_weights: bool = False, pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one seed of a prepared task; writes what a process of its own would, byte for byte."""
     settings, tokens, device = prepared.settings, prepared.tokens, prepared.device
@@ -220,60 +220,57 @@ def run_seed(prepared: Prepared, variant: str, seed: int, out_dir: Path, transfe
     # Reseeding replaces all of the global generator's state (CPU and CUDA), so an earlier seed in the same
     # process leaves nothing behind: init, dropout masks and the head draw from it; batch order from `seed`.
     torch.manual_seed(seed)
-    model = language_model(variant, tokens.vocab_size, prepared.pretrain_dir, settings.fresh_model, transfer_layers,
+    model = language_model(method, tokens.vocab_size, prepared.pretrain_dir, settings.fresh_model, transfer_layers,
                            pretrain_step)
     n_ctx = context_length(model, settings.fresh_model)
     task_model = TaskModel(model, tokens.spec, settings.finetune.classifier_dropout).to(device)
     encoded = prepared.encoded(n_ctx)
     if task_model.regression:  # never an empty split: gpt1/data/task_data.py checked each when it read the task
         task_model.set_target_scale([example.label for example in encoded["train"]])
-    lm_coef = methods.lm_coef(variant, settings.finetune)
-    lr, lr_key = methods.learning_rate(variant, settings.finetune)
-    log.info("%s / %s / seed %d: %d train examples, λ = %g, lr %g, %d-token context", prepared.task, variant, seed,
-             len(encoded["train"]), lm_coef, lr, n_ctx)
+    log.info("%s / %s / seed %d: %d train examples, λ = %g, lr %g, %d-token context", prepared.task, method.name,
+             seed, len(encoded["train"]), method.lm_coef, method.lr, n_ctx)
     built = time.perf_counter()
-    history = train(task_model, encoded["train"], settings.finetune, lm_coef, lr, seed, device,
-                    label=f"finetune {prepared.task}/{run_name(variant, transfer_layers, pretrain_step)}/seed{seed}",
-                    lr_key=lr_key)
+    history = train(task_model, encoded["train"], settings.finetune, method.lm_coef, method.lr, seed, device,
+                    label=f"finetune {prepared.task}/{run_name(method.name, transfer_layers, pretrain_step)}/seed{seed}",
+                    lr_key=method.lr_key)
     trained = time.perf_counter()
     results, predictions = _evaluate(task_model, encoded, prepared)
     metrics = {split: results[split]["metrics"] for split in results}
-    card = RunCard(task=prepared.task, variant=variant, seed=seed, lm_coef=lm_coef, lr=lr, lr_key=lr_key,
-                   transfer_layers=transfer_layers,
+    card = RunCard(task=prepared.task, method=method, seed=seed, transfer_layers=transfer_layers,
                    pretrain_step=pretrain_step, n_ctx=n_ctx, model_kind=model.kind, model_config=asdict(model.config),
                    parameters=sum(p.numel() for p in task_model.parameters()), history=history, results=results,
                    saved_weights=save_weights, precision=precision.describe(device, settings.finetune.dtype))
-    weights = (task_model, TaskRun(prepared.task, variant, seed, n_ctx, tokens.spec)) if save_weights else None
+    weights = (task_model, TaskRun(prepared.task, method.name, seed, n_ctx, tokens.spec)) if save_weights else None
     _write(Path(out_dir), predictions, metrics, model_card(card, settings.finetune, settings.sample_seed, tokens), weights)
     log.info("%s / %s / seed %d: test %s; seconds: %.1f model (and encoding, first seed), %.1f training, "
-             "%.1f evaluating", prepared.task, variant, seed, metrics["test"], built - started, trained - built,
+             "%.1f evaluating", prepared.task, method.name, seed, metrics["test"], built - started, trained - built,
              time.perf_counter() - trained)
     return metrics
 
 
-def run_name(variant: str, transfer_layers: int | None, pretrain_step: int | None) -> str:
-    """How logs and errors name a run: its variant, or the Figure 2 / transfer-curve setting it varies."""
+def run_name(method: str, transfer_layers: int | None, pretrain_step: int | None) -> str:
+    """How logs and errors name a run: its method, or the Figure 2 / transfer-curve setting it varies."""
     if transfer_layers is not None:
         return f"layers{transfer_layers}"
-    return variant if pretrain_step is None else f"step{pretrain_step}"
+    return method if pretrain_step is None else f"step{pretrain_step}"
 
 
-def run_seeds(settings: Settings, tokens: TaskTokens, variant: str, seeds: Sequence[int], *, pretrain_dir: Path,
+def run_seeds(settings: Settings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *, pretrain_dir: Path,
               out_root: Path, transfer_layers: int | None = None, keep_weights_of: Sequence[int] = (),
               pretrain_step: int | None = None) -> dict[int, dict[str, dict[str, float]]]:
-    """Every seed of one (task, variant) in this process, from the task's tokens (`TaskTokens.load` of the
+    """Every seed of one (task, method) in this process, from the task's tokens (`TaskTokens.load` of the
     encode_task stage's folder, or `TaskTokens.encode`). Seed S goes to out_root/seedS, with its fine-tuned
     weights when S is in `keep_weights_of`; returns {seed: metrics}."""
     prepared = prepare(settings, tokens, pretrain_dir)
     log.info("%s: seeds %s", tokens.task, list(seeds))
-    return {seed: run_seed(prepared, variant, seed, seed_run(out_root, seed), transfer_layers,
+    return {seed: run_seed(prepared, method, seed, seed_run(out_root, seed), transfer_layers,
                            save_weights=seed in keep_weights_of, pretrain_step=pretrain_step)
             for seed in seeds}
 
 
-def run(settings: Settings, tokens: TaskTokens, variant: str, seed: int, *, pretrain_dir: Path, out_dir: Path,
+def run(settings: Settings, tokens: TaskTokens, method: ResolvedMethod, seed: int, *, pretrain_dir: Path, out_dir: Path,
         transfer_layers: int | None = None, save_weights: bool = False,
         pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
-    """Fine-tune and evaluate one (task, variant, seed) into `out_dir`; returns {"dev": metrics, "test": metrics}."""
-    return run_seed(prepare(settings, tokens, pretrain_dir), variant, seed, Path(out_dir), transfer_layers,
+    """Fine-tune and evaluate one (task, method, seed) into `out_dir`; returns {"dev": metrics, "test": metrics}."""
+    return run_seed(prepare(settings, tokens, pretrain_dir), method, seed, Path(out_dir), transfer_layers,
                     save_weights, pretrain_step)

@@ -4,12 +4,8 @@ gpt1.model.weights's."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from gpt1.config import LstmParams, TransformerParams
 from gpt1.model.lm import LSTMConfig, TransformerConfig
-
-Kind = Literal["transformer", "lstm"]
 
 
 def model_config(size: TransformerParams | LstmParams, vocab_size: int) -> TransformerConfig | LSTMConfig:

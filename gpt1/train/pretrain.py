@@ -48,6 +48,7 @@ from gpt1.train.model_configs import model_config
 from gpt1.model.weights import initial_weights
 from gpt1.tokenizer.encode import load_tokens
 from gpt1.errors import UserError
+from gpt1.model.kinds import TRANSFORMER
 from gpt1.model.lm import LanguageModel, TransformerConfig, build_model, save_model
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,7 @@ class Trainer:
         self.config = model_config(settings.size, vocab_size)
         torch.manual_seed(settings.seed)  # the same initial weights on every rank
         self.model = build_model(kind, self.config)
-        if kind == "transformer" and self.p.init_from:
+        if kind == TRANSFORMER and self.p.init_from:
             self.model = initial_weights(Path(self.p.init_from), self.config).train()
             log.info("starting from %s (%d parameters)", self.p.init_from, self.model.num_parameters())
         self.model = self.model.to(runtime.device)

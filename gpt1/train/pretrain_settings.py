@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Literal
 
 from gpt1.config import LstmParams, Params, PretrainParams, TransformerParams
 from gpt1.errors import UserError
 from gpt1.layout import training_updates
+from gpt1.model.kinds import KINDS, LSTM, TRANSFORMER, Kind
 from gpt1.model.lm import LSTMConfig, TransformerConfig
-
-Kind = Literal["transformer", "lstm"]
 
 
 @dataclass(frozen=True)
@@ -26,9 +24,9 @@ class Settings:
 
     @classmethod
     def of(cls, params: Params, kind: Kind) -> "Settings":
-        sizes = {"transformer": params.model, "lstm": params.lstm}
+        sizes = {TRANSFORMER: params.model, LSTM: params.lstm}
         if kind not in sizes:
-            raise UserError(f"unknown model kind {kind!r}; use 'transformer' or 'lstm'")
+            raise UserError(f"unknown model kind {kind!r}; use {' or '.join(map(repr, KINDS))}")
         return cls(params.pretrain, sizes[kind], params.model.n_positions, params.seed)
 
 
@@ -56,6 +54,6 @@ def run_signature(settings: Settings, kind: Kind, config: TransformerConfig | LS
         "kind": kind, "config": config.__dict__, "seed": settings.seed, "train_tokens": train_tokens,
         "tokens_per_update": p.tokens_per_update, "max_steps": training_updates(p, kind), "warmup_steps": p.warmup_steps,
         "betas": list(p.betas), "eps": p.eps, "weight_decay": p.weight_decay, "grad_clip": p.grad_clip,
-        "max_lr": getattr(p, kind).max_lr, "init_from": p.init_from if kind == "transformer" else None,
+        "max_lr": getattr(p, kind).max_lr, "init_from": p.init_from if kind == TRANSFORMER else None,
         "checkpoints": p.checkpoints,  # the staged step files follow this schedule
     }, sort_keys=True)

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from gpt1.config import FinetuneParams
 from gpt1.data.records import SPLITS, TaskSpec
 from gpt1.model.task_tokens import TaskTokens
-from gpt1.methods import method
+from gpt1.methods import ResolvedMethod
 
 
-# The finetune keys that shape one run; its learning rate is written with the key it came from. The variants
+# The finetune keys that shape one run; its learning rate is written with the key it came from. The methods
 # and seeds a stage loops over are not a run's settings: a card naming them would go stale (or, declared as
 # the stage's params, re-run every job) whenever one is added.
 RUN_SETTINGS = ("batch_size", "epochs", "warmup_fraction", "lm_coef", "classifier_dropout", "betas", "eps",
@@ -22,11 +22,8 @@ RUN_SETTINGS = ("batch_size", "epochs", "warmup_fraction", "lm_coef", "classifie
 @dataclass(frozen=True)
 class RunCard:
     task: str
-    variant: str
+    method: ResolvedMethod  # its name, meaning, λ, and learning rate with the params key it came from
     seed: int
-    lm_coef: float
-    lr: float
-    lr_key: str  # the params key the learning rate came from
     transfer_layers: int | None
     pretrain_step: int | None  # started from the checkpoint after this pretraining update (None: the final weights)
     n_ctx: int
@@ -49,13 +46,13 @@ def _reproduce(card: RunCard) -> str:
     """A command that re-runs this seed alone: the CLI varies the transferred blocks or the starting checkpoint
     of `full` only, one at a time; anything else through the API."""
     if card.transfer_layers is None and card.pretrain_step is None:
-        return f"`gpt1 finetune --task {card.task} --variant {card.variant} --seed {card.seed}`"
-    if card.variant == "full" and card.pretrain_step is None:
+        return f"`gpt1 finetune --task {card.task} --variant {card.method.name} --seed {card.seed}`"
+    if card.method.name == "full" and card.pretrain_step is None:
         return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
-    if card.variant == "full" and card.transfer_layers is None:
+    if card.method.name == "full" and card.transfer_layers is None:
         return f"`gpt1 transfer-curve --task {card.task} --step {card.pretrain_step} --seed {card.seed}`"
-    return (f"`gpt1.train.finetune.run(Settings.of(params), tokens, {card.variant!r}, {card.seed}, "
-            f"transfer_layers={card.transfer_layers}, pretrain_step={card.pretrain_step}, ...)`")
+    return (f"`gpt1.train.finetune.run(Settings.of(params), tokens, resolve({card.method.name!r}, params.finetune), "
+            f"{card.seed}, transfer_layers={card.transfer_layers}, pretrain_step={card.pretrain_step}, ...)`")
 
 
 def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: TaskTokens) -> str:
@@ -64,25 +61,25 @@ def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: 
     spec = data.spec
     transfer = "all" if card.transfer_layers is None else f"embeddings + first {card.transfer_layers} blocks"
     lines = [
-        f"# Fine-tuning run: {card.task} / {card.variant} / seed {card.seed}", "",
+        f"# Fine-tuning run: {card.task} / {card.method.name} / seed {card.seed}", "",
         f"Reproduce: {_reproduce(card)}", "",
         "## Task",
         f"- family: {spec.family}; target: {_target(spec)}; metrics: {list(spec.metrics)}",
         f"- stands for: {spec.stands_for or '-'} (source: {spec.source})", "",
         "## Model",
-        f"- variant: {card.variant}: {method(card.variant).meaning}",
+        f"- variant: {card.method.name}: {card.method.meaning}",
         f"- kind: {card.model_kind}; {card.parameters:,} parameters with the task head; context {card.n_ctx} tokens",
-        f"- pretrained layers transferred: {transfer if method(card.variant).pretrained else 'none'}",
+        f"- pretrained layers transferred: {transfer if card.method.pretrained else 'none'}",
         *([f"- starting checkpoint: after pretraining update {card.pretrain_step} (not the final weights)"]
           if card.pretrain_step is not None else []),
-        f"- λ (auxiliary LM weight) used: {card.lm_coef:g}; precision: {card.precision}",
+        f"- λ (auxiliary LM weight) used: {card.method.lm_coef:g}; precision: {card.precision}",
         f"- config: `{json.dumps(card.model_config, sort_keys=True)}`", "",
         "## Data", "| split | rows in file | rows used |", "|---|---|---|",
         *(f"| {split} | {data.full_sizes[split]} | {len(data.splits[split])} |" for split in SPLITS), "",
         f"Rows used: samples seeded by the project seed ({sample_seed}), kept in file order, the same for every "
         "variant and seed (train: `max_train_examples`, dev/test: `max_eval_examples`).", "",
         "## Fine-tuning parameters (params.yaml `finetune:`)",
-        f"- learning rate: {card.lr:g} (`{card.lr_key}`)",
+        f"- learning rate: {card.method.lr:g} (`{card.method.lr_key}`)",
         f"- `{json.dumps({name: getattr(finetune, name) for name in RUN_SETTINGS}, sort_keys=True)}`", "",
         "## Training (mean loss per epoch)", "| epoch | L3 | L2 (task) | L1 (LM) |", "|---|---|---|---|",
         *(f"| {i} | {h['loss']} | {h['task_loss']} | {h['lm_loss']} |" for i, h in enumerate(card.history, 1)), "",

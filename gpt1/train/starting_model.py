@@ -9,7 +9,8 @@ from pathlib import Path
 from gpt1.config import TransformerParams
 from gpt1.errors import UserError
 from gpt1.layout import kept_checkpoints, pretrained_model, pretraining_checkpoint
-from gpt1.methods import method
+from gpt1.methods import ResolvedMethod
+from gpt1.model.kinds import TRANSFORMER
 from gpt1.model.lm import GPT1, LanguageModel, build_model, load_model
 from gpt1.train.model_configs import model_config
 
@@ -48,23 +49,23 @@ def checkpoint_path(kind: str, step: int, pretrain_dir: Path) -> Path:
     return path
 
 
-def language_model(variant: str, vocab_size: int, pretrain_dir: Path, fresh: TransformerParams,
+def language_model(method: ResolvedMethod, vocab_size: int, pretrain_dir: Path, fresh: TransformerParams,
                    transfer_layers: int | None = None, pretrain_step: int | None = None) -> LanguageModel:
-    """The variant's starting model (gpt1/methods.py says which): its final pretrained weights or, with
+    """The method's starting model: its final pretrained weights or, with
     `pretrain_step`, the checkpoint kept after that update; a method with no pretrained model gets a fresh
     Transformer sized by `fresh` (params' `model` section). Uses the global torch RNG: seed it first."""
-    starts_from = method(variant).starts_from
+    starts_from = method.starts_from
     if starts_from is None:
         if transfer_layers is not None or pretrain_step is not None:
-            raise UserError(f"transfer_layers and pretrain_step need pretrained weights; {variant!r} starts from "
+            raise UserError(f"transfer_layers and pretrain_step need pretrained weights; {method.name!r} starts from "
                             "random weights")
-        return build_model("transformer", model_config(fresh, vocab_size))
+        return build_model(TRANSFORMER, model_config(fresh, vocab_size))
     model = pretrained(pretrained_model(starts_from, pretrain_dir) if pretrain_step is None
                        else checkpoint_path(starts_from, pretrain_step, pretrain_dir), vocab_size)
     if transfer_layers is not None:
-        if starts_from != "transformer":
+        if starts_from != TRANSFORMER:
             raise UserError(f"transfer_layers applies to methods that start from the pretrained Transformer, "
-                            f"not {variant!r}")
+                            f"not {method.name!r}")
         reinitialise_blocks(model, transfer_layers)
     return model
 
@@ -72,4 +73,4 @@ def language_model(variant: str, vocab_size: int, pretrain_dir: Path, fresh: Tra
 def context_length(model: LanguageModel, transformer: TransformerParams) -> int:
     """The Transformer's positions; the LSTM gets the inputs of the Transformer it is compared with (params'
     `model` section: read only for the LSTM, so the stages that fine-tune only the Transformer do not depend on it)."""
-    return model.config.n_positions if model.kind == "transformer" else transformer.n_positions
+    return model.config.n_positions if model.kind == TRANSFORMER else transformer.n_positions

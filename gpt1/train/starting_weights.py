@@ -1,6 +1,6 @@
 """The record of the weights a Table 5 method starts from: their path and sha256, or none for a random start.
 
-A fine-tuning job depends on its method's record (data/starting_models/<variant>.json, the `starting_model`
+A fine-tuning job depends on its method's record (data/starting_models/<method>.json, the `starting_model`
 stage), not on the pretrained checkpoints: the jobs of one matrix stage share one list of dependencies, and
 listing both checkpoints made retraining the LSTM re-run every Transformer job, and retraining the Transformer
 re-run `no_pretrain`. A record changes only when its own weights do, so DVC re-runs exactly the jobs that
@@ -16,34 +16,33 @@ from pathlib import Path
 from gpt1.digests import sha256_of
 from gpt1.errors import UserError
 from gpt1.layout import pretrained_model, starting_model_record
-from gpt1.methods import method
 
 
-def record(variant: str, pretrain_dir: Path) -> dict:
-    """What `variant` starts from: {"variant", "starts_from": null} for random weights, else also the weights'
-    path and sha256."""
-    starts_from = method(variant).starts_from
+def record(method: str, starts_from: str | None, pretrain_dir: Path) -> dict:
+    """What `method` starts from (`starts_from`, from its registry entry: a pretrained model's kind, or None for
+    random weights): {"variant", "starts_from": null} for random weights, else also the weights' path and sha256.
+    The record's key stays "variant", params.yaml's word (gpt1/methods.py says why)."""
     if starts_from is None:
-        return {"variant": variant, "starts_from": None}
+        return {"variant": method, "starts_from": None}
     weights = pretrained_model(starts_from, pretrain_dir)
     if not weights.is_file():
-        raise UserError(f"{weights} not found: {variant!r} starts from the pretrained {starts_from}; run "
+        raise UserError(f"{weights} not found: {method!r} starts from the pretrained {starts_from}; run "
                         f"`gpt1 pretrain --model {starts_from}` first")
-    return {"variant": variant, "starts_from": starts_from, "weights": weights.as_posix(),
+    return {"variant": method, "starts_from": starts_from, "weights": weights.as_posix(),
             "sha256": sha256_of(weights)}
 
 
-def record_text(variant: str, pretrain_dir: Path) -> str:
-    return json.dumps(record(variant, pretrain_dir), indent=2, sort_keys=True) + "\n"
+def record_text(method: str, starts_from: str | None, pretrain_dir: Path) -> str:
+    return json.dumps(record(method, starts_from, pretrain_dir), indent=2, sort_keys=True) + "\n"
 
 
-def check(variant: str, pretrain_dir: Path, records_dir: Path) -> None:
-    """Stop unless `variant`'s record describes the weights it is about to load: a stale record would leave
+def check(method: str, starts_from: str | None, pretrain_dir: Path, records_dir: Path) -> None:
+    """Stop unless `method`'s record describes the weights it is about to load: a stale record would leave
     DVC believing that the job's results belong to other weights."""
-    path = starting_model_record(variant, records_dir)
-    rerun = f"run `dvc repro` (or `gpt1 starting-model --variant {variant}`)"
+    path = starting_model_record(method, records_dir)
+    rerun = f"run `dvc repro` (or `gpt1 starting-model --variant {method}`)"
     if not path.is_file():
         raise UserError(f"{path} not found; {rerun}")
-    if path.read_text() != record_text(variant, pretrain_dir):
-        raise UserError(f"{path} does not describe the weights {variant!r} starts from (they changed after it was "
+    if path.read_text() != record_text(method, starts_from, pretrain_dir):
+        raise UserError(f"{path} does not describe the weights {method!r} starts from (they changed after it was "
                         f"written); {rerun}")
