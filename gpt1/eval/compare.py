@@ -25,7 +25,7 @@ from gpt1.data.records import TaskSpec
 from gpt1.data.task_data import seeded_subset
 from gpt1.errors import UserError
 from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_predictions, resampled_scores
-from gpt1.layout import RESULTS, TASKS, finetune_method, run_predictions
+from gpt1.layout import RESULTS, TASK_SPEC, TASKS, finetune_method, run_predictions, split_file
 from gpt1.params_files import DEFAULT_PARAMS
 
 WORKSPACE = "workspace"
@@ -70,14 +70,13 @@ class Side:
         raw = self.params()
         return list(raw["finetune"]["variants"]), list(raw["data"]["tasks"])
 
-    def metric(self, task: str) -> str:
-        """The task's first metric, the one Table 5 reports."""
-        return TaskSpec.from_file(self._task_file(task, "task.json")).metrics[0]
+    def spec(self, task: str) -> TaskSpec:
+        return TaskSpec.from_file(self._task_file(task, TASK_SPEC))
 
     def test_rows(self, task: str) -> tuple[str, tuple[int, ...]]:
         """Which test examples the side's runs scored: the test split's sha256 and the rows the seeded sample of
         finetune.max_eval_examples took (gpt1/data/task_data.py)."""
-        split = self._task_file(task, "test.jsonl").read_bytes()
+        split = self._task_file(task, split_file(task, "test").name).read_bytes()
         raw = self.params()
         rows = seeded_subset(list(range(split.count(b"\n"))), raw["finetune"]["max_eval_examples"], raw["seed"],
                              task, "test")
@@ -158,9 +157,9 @@ def opened(project: Path, names: list[str]) -> Iterator[list[Side]]:
         yield sides
 
 
-def _score(metric: str, predictions: Predictions) -> float:
+def _score(metric: str, predictions: Predictions, classes: int) -> float:
     """The side's score on the whole test set, seeds pooled, ×100 (row 0 of a bootstrap: every row once)."""
-    return 100 * float(resampled_scores(metric, predictions, np.arange(len(predictions.labels))[None])[0])
+    return 100 * float(resampled_scores(metric, predictions, np.arange(len(predictions.labels))[None], classes)[0])
 
 
 def compare(first: Side, second: Side) -> pd.DataFrame:
@@ -171,21 +170,22 @@ def compare(first: Side, second: Side) -> pd.DataFrame:
     rows = []
     for method in _ordered([method for method in runs_a if method in runs_b], methods):
         tasks = _ordered([task for task in runs_a[method] if task in runs_b[method]], tasks_in_order)
-        pairs, scores = {}, {}
+        pairs, scores, classes = {}, {}, {}
         for task in tasks:
-            metric = first.metric(task)
-            if second.metric(task) != metric:
+            metric, other = first.spec(task).primary_metric, second.spec(task).primary_metric
+            if other != metric:
                 raise UserError(f"task '{task}': {first.name} scores it by {metric}, {second.name} by "
-                                f"{second.metric(task)}; they are not compared")
+                                f"{other}; they are not compared")
+            classes[task] = len(first.spec(task).labels)  # F1 is binary for 2 labels, macro beyond, as evaluation
             if first.test_rows(task) != second.test_rows(task):
                 raise UserError(f"task '{task}': {first.name} and {second.name} scored different test rows (its "
                                 "test split, seed or finetune.max_eval_examples differ); they are not compared")
             a, b = read_predictions(runs_a[method][task]), read_predictions(runs_b[method][task])
             pairs[task] = (metric, b, a)  # B − A on the same resampled rows
-            scores[task] = (metric, _score(metric, a), _score(metric, b))
+            scores[task] = (metric, _score(metric, a, classes[task]), _score(metric, b, classes[task]))
         if not pairs:
             continue
-        intervals: dict[str, Interval] = paired_differences(pairs)
+        intervals: dict[str, Interval] = paired_differences(pairs, classes=classes)
         if len(tasks) > 1:
             scores[AVERAGE] = ("mean of tasks", *(float(np.mean([scores[t][i] for t in tasks])) for i in (1, 2)))
         for column, (metric, score_a, score_b) in scores.items():
