@@ -30,6 +30,7 @@ from gpt1.params_files import DEFAULT_PARAMS
 
 WORKSPACE = "workspace"
 PREDICTIONS = run_predictions("test")
+TEST_SPLIT = split_file("task", "test").name  # a task's test split, as prepare names it
 FINETUNE = finetune_method("method", RESULTS).parent  # results/finetune: <method>/<task>/seed<S>/
 AVERAGE = "avg"
 # What B − A's interval says, from Interval.verdict (above 0: "supported").
@@ -76,7 +77,7 @@ class Side:
     def test_rows(self, task: str) -> tuple[str, tuple[int, ...]]:
         """Which test examples the side's runs scored: the test split's sha256 and the rows the seeded sample of
         finetune.max_eval_examples took (gpt1/data/task_data.py)."""
-        split = self._task_file(task, split_file(task, "test").name).read_bytes()
+        split = self._task_file(task, TEST_SPLIT).read_bytes()
         raw = self.params()
         rows = seeded_subset(list(range(split.count(b"\n"))), raw["finetune"]["max_eval_examples"], raw["seed"],
                              task, "test")
@@ -121,11 +122,11 @@ def _commit_of(repo, name: str) -> str | None:
 
 
 def _copy_revision(project: Path, name: str, into: Path) -> None:
-    """params.yaml, every run's test predictions and every task's task.json and test split at revision `name`."""
+    """params.yaml, every run's test predictions and every task's spec and test split at revision `name`."""
     fs, commit = _resolve(project, name)
     wanted = [DEFAULT_PARAMS.as_posix()]
     try:
-        for folder, names in ((FINETUNE, (PREDICTIONS,)), (TASKS, ("task.json", "test.jsonl"))):
+        for folder, names in ((FINETUNE, (PREDICTIONS,)), (TASKS, (TASK_SPEC, TEST_SPLIT))):
             if fs.isdir(folder.as_posix()):
                 wanted += [path.lstrip("/") for path in fs.find(folder.as_posix()) if Path(path).name in names]
         for path in wanted:
