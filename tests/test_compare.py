@@ -129,3 +129,21 @@ def test_the_table_is_written_as_csv_with_every_number(tmp_path):
     side = Side("a", project(tmp_path / "a", {"full": 0.7, "no_pretrain": 0.6}))
     lines = compare.csv(compare.compare(side, side)).splitlines()
     assert lines[0] == ",".join(compare.COLUMNS) and len(lines) == 1 + len(METHODS) * (len(TASKS) + 1)
+
+
+def test_a_name_that_is_no_experiment_or_revision_is_one_line_naming_the_fix(tmp_path):
+    import subprocess
+
+    from dvc.repo import Repo
+
+    from gpt1.eval.compare import opened
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    Repo.init(str(tmp_path)).close()
+    for committed in (False, True):  # an empty repository (it raised scmrepo's own error), then one commit
+        if committed:
+            subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "dvc",
+                            "--allow-empty"], cwd=tmp_path, check=True)
+        with pytest.raises(UserError, match=r"'no-such-run' is neither an experiment .* `dvc exp pull"):
+            with opened(tmp_path, ["workspace", "no-such-run"]):
+                pass

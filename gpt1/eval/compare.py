@@ -112,11 +112,9 @@ def _commit_of(repo, name: str) -> str | None:
     from dvc.scm import SCMError
     from scmrepo.exceptions import SCMError as GitError
 
-    reference = resolve_name(repo.scm, [name]).get(name)
-    if reference is not None:
-        return repo.scm.get_ref(str(reference))
-    try:
-        return repo.scm.resolve_rev(name)
+    try:  # an empty repository has no experiments or revisions: scmrepo raises there too
+        reference = resolve_name(repo.scm, [name]).get(name)
+        return repo.scm.get_ref(str(reference)) if reference is not None else repo.scm.resolve_rev(name)
     except (SCMError, GitError):
         return None
 
