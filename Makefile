@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 LOCK := requirements/lock.txt
 
-.PHONY: install repro snakemake test test-cluster lock clean
+.PHONY: install repro snakemake test test-cluster lock clean gpu-bundle gpu-check
 
 $(BIN)/uv:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,16 @@ test-cluster: install
 	trap 'bash tests/cluster/slurm.sh stop '"$$state" EXIT && \
 	bash tests/cluster/slurm.sh start "$$state" && \
 	. "$$state/env" && GPT1_TEST_CLUSTER="$$state" pytest -q -s -m cluster tests/test_cluster.py
+
+# A GPU window in one command (docs/gpu.md). Here, with the registries: wheels for the GPU machine's Python of the
+# locked packages its image lacks, and the GPU profile's prepared data, in gpu-bundle/. There, with no network and
+# no .venv (its own python3 with torch), from a checkout holding gpu-bundle/: the GPU tests, the GPU profile to
+# Table 5 and the benchmark, into gpu-report/.
+gpu-bundle: install
+	$(BIN)/python tools/gpu_bundle.py
+
+gpu-check:
+	python3 tools/gpu_check.py
 
 clean:
 	rm -rf $(VENV) data logs dvclive .snakemake

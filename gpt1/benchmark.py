@@ -97,11 +97,19 @@ def matmul_throughput(device: torch.device, dtype: torch.dtype, repeats: int = 5
 
 def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 5, warmup: int = 2,
                   rounds: int = 5, device: str = "cpu", compile: bool = False, seed: int = 0,
-                  threads: int | None = None, dtype: str = "auto") -> dict:
+                  threads: int | None = None, dtype: str = "auto", compile_mode: str | None = None,
+                  lm_loss: str = "chunked", reference: bool = True, deterministic: bool = True) -> dict:
     """Tokens/s of one training step for both models; `ratio` > 1 means ours is faster. `threads` sets
     torch's CPU thread count for both (default: leave it as it is); `dtype` bfloat16 runs both under bf16
-    autocast (auto: on CUDA only)."""
+    autocast (auto: on CUDA only). The candidates for a faster step: `compile_mode` (torch.compile's mode,
+    e.g. max-autotune-no-cudagraphs, or reduce-overhead for CUDA graphs; compiles), `lm_loss` (our model's LM loss,
+    gpt1/model/lm_loss.py), `deterministic` False (CUDA's non-deterministic kernels allowed, which training on a
+    device does not allow: gpt1.train.precision.deterministic). `reference` False times our model alone (ratio
+    None)."""
+    compile = compile or compile_mode is not None
     device_ = precision.resolve_device(device, key="--device")
+    if not deterministic:
+        torch.use_deterministic_algorithms(False)
     if threads is not None:
         torch.set_num_threads(threads)
     if seq > config.n_positions:
@@ -115,10 +123,12 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     tokens = torch.randint(0, config.vocab_size, (batch, seq + 1), generator=generator).to(device_)
     input_ids, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
     torch.manual_seed(seed)
-    models = {"gpt1": GPT1(config).to(device_).train(), "transformers": build_reference(config).to(device_).train()}
+    models = {"gpt1": GPT1(config).use_lm_loss(lm_loss).to(device_).train()}
+    if reference:
+        models["transformers"] = build_reference(config).to(device_).train()
     per_token = flops_per_token(models["gpt1"].num_parameters(), config.n_layer, config.d_model, seq)
     if compile:
-        models = {name: torch.compile(model) for name, model in models.items()}
+        models = {name: torch.compile(model, mode=compile_mode) for name, model in models.items()}
     steps_by_name = {name: _step_function(model, name == "transformers", input_ids, targets, autocast)
                      for name, model in models.items()}
     for name, step in steps_by_name.items():
@@ -134,7 +144,9 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     peak = device_peak(device_, bf16, size, matmul_flops)
     result: dict = {"config": {**config.__dict__}, "batch": batch, "seq": seq, "steps": steps, "rounds": rounds,
                     "device": str(device_), "device_name": device_name(device_), "threads": torch.get_num_threads(),
-                    "compile": compile, "precision": "bf16 autocast" if bf16 else "fp32",
+                    "compile": compile, "compile_mode": compile_mode, "lm_loss": lm_loss,
+                    "deterministic": deterministic,
+                    "precision": "bf16 autocast" if bf16 else "fp32",
                     "cpu_capability": cpu_capability(), "matmul": {"size": size, "tflops": matmul_flops / 1e12},
                     "peak": None if peak is None else {"name": peak.name, "tflops": peak.flops / 1e12}}
     for name, values in seconds.items():
@@ -146,7 +158,8 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
                         "mfu": None if peak is None else model_flops_utilisation(tokens_per_second, per_token,
                                                                                  peak.flops)}
     result["flops_per_token"] = per_token
-    result["ratio"] = result["gpt1"]["tokens_per_second"] / result["transformers"]["tokens_per_second"]
+    result["ratio"] = (result["gpt1"]["tokens_per_second"] / result["transformers"]["tokens_per_second"]
+                       if reference else None)
     return result
 
 
@@ -207,25 +220,35 @@ def default_configs(model_params, vocab_size: int) -> dict[str, TransformerConfi
 
 
 def format_result(name: str, result: dict) -> str:
-    ours, reference = result["gpt1"], result["transformers"]
+    ours, reference = result["gpt1"], result.get("transformers")
+    how = "compiled" + (f" ({result['compile_mode']})" if result.get("compile_mode") else "") if result["compile"] \
+        else "eager"
     line = (f"{name}: L{result['config']['n_layer']} d{result['config']['d_model']} T{result['seq']} "
-            f"B{result['batch']} {result['precision']} on {result['device']} ({result['threads']} threads): "
-            f"gpt1 {ours['tokens_per_second']:,.0f} tok/s, transformers {reference['tokens_per_second']:,.0f} "
-            f"tok/s, ratio {result['ratio']:.2f}x; gpt1 {ours['achieved_tflops'] * 1e3:,.0f} GFLOP/s = "
-            f"{ours['fraction_of_matmul']:.0%} of this machine's {result['matmul']['size']}³ matmul "
-            f"({result['matmul']['tflops'] * 1e3:,.0f} GFLOP/s), transformers {reference['fraction_of_matmul']:.0%}")
+            f"B{result['batch']} {result['precision']} {how}, {result.get('lm_loss', 'chunked')} LM loss"
+            f"{'' if result.get('deterministic', True) else ', non-deterministic kernels'}, on "
+            f"{result['device']} ({result['threads']} threads): gpt1 {ours['tokens_per_second']:,.0f} tok/s")
+    if reference is not None:
+        line += f", transformers {reference['tokens_per_second']:,.0f} tok/s, ratio {result['ratio']:.2f}x"
+    line += (f"; gpt1 {ours['achieved_tflops'] * 1e3:,.0f} GFLOP/s = {ours['fraction_of_matmul']:.0%} of this "
+             f"machine's {result['matmul']['size']}³ matmul ({result['matmul']['tflops'] * 1e3:,.0f} GFLOP/s)")
+    if reference is not None:
+        line += f", transformers {reference['fraction_of_matmul']:.0%}"
     peak = result["peak"]
     if peak is None:
         line += f"; MFU unknown (no known peak for {result['device_name']})"
     else:
-        line += (f"; MFU gpt1 {ours['mfu']:.1%}, transformers {reference['mfu']:.1%} of {peak['name']} "
-                 f"({peak['tflops']:.4g} TFLOP/s)")
+        line += f"; MFU gpt1 {ours['mfu']:.1%}"
+        if reference is not None:
+            line += f", transformers {reference['mfu']:.1%}"
+        line += f" of {peak['name']} ({peak['tflops']:.4g} TFLOP/s)"
     return line
 
 
 def main(params, configs: list[str] | None = None, batch: int | None = None, steps: int = 5,
          warmup: int = 2, rounds: int = 5, device: str = "auto", compile: bool = False,
-         vocab_size: int | None = None, output=None, threads: int | None = None, dtype: str = "auto") -> dict:
+         vocab_size: int | None = None, output=None, threads: int | None = None, dtype: str = "auto",
+         compile_mode: str | None = None, lm_loss: str = "chunked", reference: bool = True,
+         deterministic: bool = True) -> dict:
     """What `gpt1 benchmark` runs: every named config (CONFIG_NAMES; none named: default and mid, or paper on
     CUDA), printed and returned as a dict."""
     if not configs:
@@ -234,7 +257,9 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
     for name, config in named_configs(configs, params.model, vocab_size).items():
         micro_batch = batch or params.pretrain.micro_batch_size
         results[name] = run_benchmark(config, micro_batch, config.n_positions, steps, warmup, rounds,
-                                      device=device, compile=compile, threads=threads, dtype=dtype)
+                                      device=device, compile=compile, threads=threads, dtype=dtype,
+                                      compile_mode=compile_mode, lm_loss=lm_loss, reference=reference,
+                                      deterministic=deterministic)
         print(format_result(name, results[name]), flush=True)
     if results:
         print(f"({next(iter(results.values()))['cpu_capability']})", flush=True)

@@ -34,7 +34,8 @@ def _benchmark(args, params) -> None:
 
     benchmark.main(params, configs=args.configs, batch=args.batch, steps=args.steps, rounds=args.rounds,
                    device=args.device, compile=args.compile, threads=args.threads, dtype=args.dtype,
-                   output=args.output)
+                   output=args.output, compile_mode=args.compile_mode, lm_loss=args.lm_loss,
+                   reference=args.reference, deterministic=args.deterministic)
 
 
 def _import_weights(args, params) -> None:
@@ -159,6 +160,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--rounds", type=int, default=5, help="interleaved rounds per model")
     bench.add_argument("--device", default="auto")
     bench.add_argument("--compile", action="store_true", help="torch.compile both models")
+    bench.add_argument("--compile-mode", default=None,
+                       help="torch.compile's mode (implies --compile), e.g. reduce-overhead (CUDA graphs) or "
+                       "max-autotune-no-cudagraphs")
+    bench.add_argument("--lm-loss", choices=["chunked", "dense"], default="chunked",
+                       help="our model's LM loss: chunked (never holds the logits) or dense (plain cross-entropy)")
+    bench.add_argument("--nondeterministic", dest="deterministic", action="store_false",
+                       help="allow CUDA's non-deterministic kernels (training asks for deterministic ones)")
+    bench.add_argument("--no-reference", dest="reference", action="store_false",
+                       help="time our model alone (to compare settings of ours; no ratio)")
     bench.add_argument("--threads", type=int, default=None, help="torch CPU threads for both models")
     bench.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default="auto",
                        help="autocast for both models (auto: bf16 on CUDA, fp32 on CPU)")

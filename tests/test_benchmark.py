@@ -96,3 +96,20 @@ def test_the_command_line_offers_every_named_config():
     benchmark = build_parser()._subparsers._group_actions[0].choices["benchmark"]
     configs = next(action for action in benchmark._actions if action.dest == "configs")
     assert tuple(configs.choices) == CONFIG_NAMES
+
+
+def test_a_candidate_setting_times_our_model_alone_and_says_what_it_ran(tmp_path, monkeypatch, capsys):
+    from gpt1.cli import build_parser
+
+    monkeypatch.setattr(benchmark, "matmul_throughput", lambda device, dtype: (2048, 2e11))
+    params = parse_params(tiny_raw_params())
+    results = benchmark.main(params, configs=["default"], batch=2, steps=1, warmup=1, rounds=1, device="cpu",
+                             vocab_size=50, dtype="float32", lm_loss="dense", reference=False)
+    result = results["default"]
+    assert "transformers" not in result and result["ratio"] is None and result["lm_loss"] == "dense"
+    assert result["gpt1"]["tokens_per_second"] > 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert "fp32 eager, dense LM loss" in line and "transformers" not in line and "MFU gpt1" in line
+    arguments = build_parser().parse_args(["benchmark", "--compile-mode", "reduce-overhead", "--lm-loss", "dense",
+                                           "--no-reference"])
+    assert (arguments.compile_mode, arguments.lm_loss, arguments.reference) == ("reduce-overhead", "dense", False)

@@ -46,12 +46,13 @@ def test_the_fused_lm_loss_equals_the_unfused_one_on_the_gpu():
         torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
 
 
-def _pretrain(tmp_path, name, **changes):
+def _pretrain(tmp_path, name, model=None, **changes):
     from test_resume import cli_project, run_cli
     from test_pretrain import tiny_raw_params
 
     raw = tiny_raw_params(**{**dict(max_steps=60, save_interval=20, eval_interval=30, checkpoints=3, device="cuda",
                                     dtype="auto"), **changes})
+    raw["model"].update(model or {})
     project = cli_project(tmp_path, name, raw)
     done = run_cli(project, "pretrain", "--model", "transformer")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -74,18 +75,24 @@ def test_pretraining_runs_in_bf16_on_the_gpu_and_reports_its_mfu(tmp_path):
 
 
 def test_compiled_pretraining_matches_eager_on_the_gpu(tmp_path):
-    """In fp32 on CUDA both runs use TF32 matrix products (pretraining allows them), whose rounding differs between
-    eager and compiled kernels and grows over 60 updates at a rate of 1e-2, so the weights cannot agree to fp32
-    tolerances (the first GPU run: tokens_embed.weight outside rtol 1e-3, atol 1e-4). What must agree is the
-    training: the validation loss within 1 %, and no weight far from its eager value."""
-    eager = _pretrain(tmp_path, "eager", dtype="float32")
-    compiled = _pretrain(tmp_path, "compiled", dtype="float32", compile=True)
+    """Without dropout, compiled and eager training compute the same function, so they must agree closely.
+
+    With dropout they need not: torch.compile's generated kernels draw their dropout masks from Inductor's own
+    random-number stream (Philox offsets of its own, on CPUs too), not from the eager kernels' stream, so a compiled
+    run drops other units than an eager run of the same seed: the two differ as two seeds do (on one H200, 60
+    updates with dropout 0.1: validation loss 2.826 eager vs 2.877 compiled). A run without dropout isolates what
+    compilation may change: the arithmetic. In fp32 on CUDA both use TF32 matrix products (pretraining allows
+    them), whose rounding differs between eager and generated kernels, so the weights agree to 1e-2, not to fp32
+    tolerances; the validation loss agrees within 0.2 %."""
+    no_dropout = dict(dropout=0.0, attn_dropout=0.0)
+    eager = _pretrain(tmp_path, "eager", model=no_dropout, dtype="float32")
+    compiled = _pretrain(tmp_path, "compiled", model=no_dropout, dtype="float32", compile=True)
     losses = [json.loads((project / "results/pretrain/transformer/metrics.json").read_text())["val"]["loss"]
               for project in (eager, compiled)]
-    assert math.isclose(*losses, rel_tol=0.01), losses
+    assert math.isclose(*losses, rel_tol=0.002), losses
     from test_pretrain import state_dict
 
     reference = state_dict(eager / "data/pretrain/transformer/model.safetensors")
     weights = state_dict(compiled / "data/pretrain/transformer/model.safetensors")
     largest = max((weights[name] - reference[name]).abs().max().item() for name in reference)
-    assert largest < 0.05, f"largest weight difference {largest:.3g}"
+    assert largest < 0.01, f"largest weight difference {largest:.3g}"

@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gpt1.model.lm_loss import linear_cross_entropy
+from gpt1.model.lm_loss import dense_linear_cross_entropy, linear_cross_entropy
 
 
 def _inputs(rows=37, width=16, vocab=50, seed=0):
@@ -64,3 +64,36 @@ def test_shapes_are_checked():
     hidden, weight, targets = _inputs()
     with pytest.raises(ValueError, match=r"expected hidden \(N, d\) and targets \(N,\)"):
         linear_cross_entropy(hidden[None], weight, targets)
+
+
+def test_the_dense_loss_gives_the_chunked_losss_value_and_gradients_also_with_nothing_to_predict():
+    inputs = _inputs()
+    dense = _value_and_grads(dense_linear_cross_entropy, *inputs)
+    for got, expected in zip(dense, _value_and_grads(lambda h, w, t: linear_cross_entropy(h, w, t, 8), *inputs)):
+        torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-5)
+    nothing = torch.full((inputs[0].shape[0],), -100)
+    loss, hidden_grad, weight_grad = _value_and_grads(dense_linear_cross_entropy, inputs[0], inputs[1], nothing)
+    assert loss.item() == 0.0 and not hidden_grad.any() and not weight_grad.any()
+
+
+def test_a_model_switched_to_the_dense_loss_trains_as_the_chunked_one():
+    from gpt1.errors import UserError
+    from gpt1.model.lm import GPT1, TransformerConfig
+
+    config = dict(vocab_size=50, n_positions=8, n_layer=1, n_head=2, d_model=16, d_ff=32,
+                  embd_dropout=0.0, attn_dropout=0.0, resid_dropout=0.0)
+    torch.manual_seed(0)
+    chunked = GPT1(TransformerConfig(**config))
+    dense = GPT1(TransformerConfig(**config)).use_lm_loss("dense")
+    dense.load_state_dict(chunked.state_dict())
+    tokens = torch.randint(0, 50, (3, 9), generator=torch.Generator().manual_seed(1))
+    losses = []
+    for model in (chunked, dense):
+        loss = model(tokens[:, :-1], tokens[:, 1:])
+        loss.backward()
+        losses.append(loss.detach())
+    torch.testing.assert_close(losses[0], losses[1], atol=1e-6, rtol=1e-6)
+    for (name, ours), theirs in zip(chunked.named_parameters(), dense.parameters()):
+        torch.testing.assert_close(ours.grad, theirs.grad, atol=1e-6, rtol=1e-5, msg=name)
+    with pytest.raises(UserError, match="unknown LM loss 'sparse'; use one of chunked, dense"):
+        chunked.use_lm_loss("sparse")

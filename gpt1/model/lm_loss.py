@@ -14,6 +14,10 @@ from __future__ import annotations
 import torch
 
 IGNORE_INDEX = -100
+# The two ways to compute it: "chunked" (below) never holds the logits; "dense" is the plain
+# F.cross_entropy(F.linear(h, W)), which holds (tokens x vocab) logits but hands torch.compile one graph to fuse
+# (a GPU with memory to spare may run it faster: `gpt1 benchmark --lm-loss dense` measures it).
+LM_LOSS_KINDS = ("chunked", "dense")
 # Rows per chunk. CPU: 256 rows measured fastest on 2 cores at vocab 9,415 (128 to 2,048 tried: 256 rows
 # of fp32 logits, ~10 MB, stay in cache); GPUs: fewer, larger matmuls (4,096 x 40,478 fp32 = 0.66 GB).
 CPU_CHUNK_ROWS = 256
@@ -94,3 +98,11 @@ def linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: to
         return _LinearCrossEntropy.apply(hidden, weight, targets, rows, compute_dtype)
     with torch.no_grad():  # evaluation: the same chunked sum, no gradient work
         return _chunked_loss(hidden, weight, targets, rows, compute_dtype, None, None)
+
+
+def dense_linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """The same mean loss as linear_cross_entropy through the full logits (softmax in fp32, as autocast does), and
+    0 when no target is valid, as there."""
+    logits = torch.nn.functional.linear(hidden, weight).float()
+    summed = torch.nn.functional.cross_entropy(logits, targets, ignore_index=IGNORE_INDEX, reduction="sum")
+    return summed / (targets != IGNORE_INDEX).sum().clamp(min=1).float()

@@ -76,7 +76,7 @@ def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: F
     state = TrainingState.start(task_model, task_model.parameter_groups(settings.weight_decay), lr,
                                 settings.betas, settings.eps, lambda step: warmup_linear(step, total, warmup),
                                 label=label, knobs=f"{lr_key} (or finetune.grad_clip)")
-    autocast = precision.autocast(device, settings.dtype)
+    autocast = precision.autocast(device, settings.dtype, many_shapes=True)
     generator = torch.Generator().manual_seed(seed)
 
     def losses_of(indices: list[int]):
@@ -110,7 +110,7 @@ def predict(task_model: TaskModel, examples: Sequence[EncodedExample], batch_siz
     outputs: list[torch.Tensor | None] = [None] * len(examples)
     for start in range(0, len(order), batch_size):
         indices = order[start:start + batch_size]
-        with precision.autocast(device, dtype_setting):
+        with precision.autocast(device, dtype_setting, many_shapes=True):
             scores, _ = task_model(collate([examples[i] for i in indices], task_model.regression).to(device))
         scores = scores.float() if task_model.regression else torch.softmax(scores.float(), dim=-1)
         scores = scores.cpu()  # one copy to the host per batch: a copy per row waits for the device each time

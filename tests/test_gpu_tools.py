@@ -1,0 +1,93 @@
+"""`make gpu-bundle` and `make gpu-check` (tools/): what the bundle carries, that the check never replaces data it did
+not unpack, and that a failed or timed-out step still leaves a report with the others' figures. The whole check is
+rehearsed on a CPU with `python3 tools/gpu_check.py --rehearsal` (docs/gpu.md), not here: it needs a bundle,
+which downloads wheels and runs the data stages."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tool(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gpu_bundle = _tool("gpu_bundle")
+gpu_check = _tool("gpu_check")
+
+
+def test_the_bundle_carries_every_locked_package_but_the_images_and_the_data_stages_with_its_hashes(tmp_path):
+    lock = tmp_path / "lock.txt"
+    lock.write_text("# header\nalpha==1.0 \\\n    --hash=sha256:aa \\\n    --hash=sha256:ab\n    # via x\n"
+                    "numpy==2.0 \\\n    --hash=sha256:bb\nspacy==3.8 \\\n    --hash=sha256:cc\n"
+                    "pydantic-core==2.5 \\\n    --hash=sha256:dd\n")
+    carried = gpu_bundle.carried_packages(lock, image={"numpy"})
+    assert list(carried) == ["alpha", "pydantic-core"]
+    assert carried["alpha"] == "alpha==1.0 \\\n    --hash=sha256:aa \\\n    --hash=sha256:ab"
+    # The real lock: what a GPU stage imports is carried, what the image or the data stages have is not.
+    real = gpu_bundle.carried_packages(gpu_bundle.LOCK, gpu_bundle.package_names(gpu_bundle.IMAGE_PACKAGES))
+    assert {"pydantic", "pydantic-core", "ftfy", "dvc", "dvclive", "snakemake"} <= set(real)
+    assert not {"torch", "numpy", "transformers", "spacy", "mwparserfromhell"} & set(real)
+
+
+def _bundle(tmp_path: Path, files: dict[str, str]) -> Path:
+    bundle = tmp_path / "bundle"
+    (bundle / "wheels").mkdir(parents=True)
+    source = tmp_path / "source"
+    for name, text in files.items():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_text(text)
+    with tarfile.open(bundle / "data.tar.xz", "w:xz") as archive:
+        archive.add(source / "data", arcname="data")
+    manifest = {"made": "-", "commit": "-", "profile": "profiles/gpu.yaml", "python_version": "3.12",
+                "data": {"file": "data.tar.xz", "folders": ["data/tokens"],
+                         "sha256": gpu_check.sha256(bundle / "data.tar.xz")}, "wheels": {}}
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    return bundle
+
+
+def test_the_data_is_unpacked_once_and_never_over_data_it_did_not_unpack(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setattr(gpu_check, "ROOT", project)
+    bundle = _bundle(tmp_path, {"data/tokens/meta.json": "{}"})
+    check = gpu_check.Check(bundle, tmp_path / "report", rehearsal=True, budget_seconds=60)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    check.unpack_data(manifest)
+    assert (project / "data/tokens/meta.json").read_text() == "{}"
+    check.unpack_data(manifest)  # the same bundle again: nothing to do
+    other = tmp_path / "other"
+    (other / "data/tokens").mkdir(parents=True)
+    (other / "data/tokens/mine.bin").write_text("a user's")
+    monkeypatch.setattr(gpu_check, "ROOT", other)
+    with pytest.raises(SystemExit, match="data/tokens exists and did not come from this bundle"):
+        check.unpack_data(manifest)
+    assert (other / "data/tokens/mine.bin").read_text() == "a user's"
+
+
+def test_a_failing_and_a_timed_out_step_still_leave_the_report_of_the_others(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_check, "ROOT", tmp_path)
+    check = gpu_check.Check(tmp_path / "bundle", tmp_path / "report", rehearsal=True, budget_seconds=60)
+    assert check.run("passes", [sys.executable, "-c", "print('fine')"], limit=30)
+    assert not check.run("fails", [sys.executable, "-c", "import sys; print('broken'); sys.exit(3)"], limit=30)
+    assert not check.run("hangs", [sys.executable, "-c", "import time; time.sleep(60)"], limit=11)
+    facts = json.loads((tmp_path / "report/report.json").read_text())
+    steps = facts["steps"]
+    assert steps["passes"]["status"] == "passed" and steps["fails"]["status"] == "failed (exit 3)"
+    assert steps["hangs"]["status"] == "stopped at its limit of 11 s" and steps["hangs"]["seconds"] < 40
+    report = (tmp_path / "report/report.md").read_text()
+    assert "| passes | passed |" in report and "## fails: the end of its log" in report and "broken" in report
+    check.deadline = 0  # the budget is spent: later steps are skipped, and say so
+    assert not check.run("late", [sys.executable, "-c", "pass"], limit=30)
+    assert json.loads((tmp_path / "report/report.json").read_text())["steps"]["late"]["status"].startswith("skipped")

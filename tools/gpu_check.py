@@ -1,0 +1,291 @@
+"""`make gpu-check`: on a GPU machine with no network, from the folder `make gpu-bundle` made, in one command: the
+GPU tests, the paper model's throughput beside transformers' (and the candidate settings for a faster step), and
+the GPU profile end to end through Snakemake to Table 5 with intervals and both Figure 2 panels. One report
+(report.md and the report.json it is written from) names every figure, the device and the versions.
+
+Each step runs under its own time limit and the report is rewritten after every step, so a step that fails or runs
+out of time still leaves the others' figures. The steps run in the order of what they are worth: the tests (is
+the CUDA path right), the pipeline (Table 5), then the benchmark.
+
+    python3 tools/gpu_check.py [--bundle gpu-bundle] [--report gpu-report] [--rehearsal]
+
+--rehearsal runs the same steps on a CPU, small (the tiny profile's shapes over the GPU profile, CPU devices, a
+tiny benchmark): what the test suite and a developer run before a GPU window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILE = "profiles/gpu.yaml"
+REHEARSAL_OVERLAY = "tools/gpu-check-rehearsal.yaml"
+# The stages that run here; the data stages ran where the bundle was made (their outputs are in it).
+GPU_RULES = ["pretrain", "starting_model", "finetune", "layer_transfer", "transfer_curve", "baselines", "evaluate",
+             "zeroshot", "ablation", "layer_figure", "transfer_figure"]
+TARGETS = ["results/ablation.md", "results/ablation_intervals.csv", "results/layer_transfer.png",
+           "results/transfer_curve.png", "results/zero_shot.png"]
+FIGURES = ["results/layer_transfer.png", "results/transfer_curve.png", "results/zero_shot.png"]
+BENCHMARKS = {  # name: arguments after `gpt1 benchmark`; the first is the headline, beside transformers
+    "compiled": ["--compile"],
+    "compiled_dense_loss": ["--compile", "--lm-loss", "dense", "--no-reference"],
+    "compiled_dense_loss_nondeterministic": ["--compile", "--lm-loss", "dense", "--nondeterministic",
+                                             "--no-reference"],
+    "cuda_graphs_dense_loss": ["--compile-mode", "reduce-overhead", "--lm-loss", "dense", "--no-reference"],
+}
+GPU_BENCHMARK = ["--configs", "paper", "--device", "cuda", "--dtype", "bfloat16", "--rounds", "3", "--batch", "32"]
+CPU_BENCHMARK = ["--configs", "default", "--device", "cpu", "--dtype", "float32", "--rounds", "1", "--steps", "1",
+                 "--batch", "2"]
+STAMP = "data/.gpu-bundle.json"  # which bundle's data this checkout holds (written when it was unpacked here)
+
+
+class Check:
+    """The steps, their limits and the report they fill."""
+
+    def __init__(self, bundle: Path, report: Path, rehearsal: bool, budget_seconds: float):
+        self.bundle, self.report, self.rehearsal = bundle, report, rehearsal
+        self.site = Path("/tmp/gpt1-gpu-site") if not rehearsal else report / "site"
+        self.started = time.monotonic()
+        self.deadline = self.started + budget_seconds
+        self.facts: dict = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                            "rehearsal": rehearsal, "steps": {}}
+        (report / "logs").mkdir(parents=True, exist_ok=True)
+
+    # -- running ------------------------------------------------------------------------------------------------
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(self.site), env.get("PYTHONPATH")]))
+        env["PATH"] = os.pathsep.join([str(self.site / "bin"), env["PATH"]])
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    def run(self, name: str, command: list[str], limit: float) -> bool:
+        """One step as a subprocess, its output in logs/<name>.log, stopped at `limit` seconds or the budget."""
+        limit = min(limit, self.deadline - time.monotonic())
+        step = self.facts["steps"].setdefault(name, {})
+        step["command"] = " ".join(command)
+        if limit < 10:
+            step.update(status="skipped: no time left in the budget", seconds=0)
+            self.write_report()
+            return False
+        log = self.report / "logs" / f"{name}.log"
+        started = time.monotonic()
+        with log.open("w") as output:
+            process = subprocess.Popen(command, cwd=ROOT, env=self.environment(), stdout=output,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                code = process.wait(timeout=limit)
+                step["status"] = "passed" if code == 0 else f"failed (exit {code})"
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, 15)
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, 9)
+                    process.wait()
+                step["status"] = f"stopped at its limit of {limit:.0f} s"
+        step["seconds"] = round(time.monotonic() - started, 1)
+        step["tail"] = log.read_text(errors="replace").splitlines()[-15:]
+        print(f"gpu-check: {name}: {step['status']} in {step['seconds']} s", flush=True)
+        self.write_report()
+        return step["status"] == "passed"
+
+    # -- the steps ----------------------------------------------------------------------------------------------
+    def install(self) -> bool:
+        """The bundle's wheels into a folder of their own (beside the image's packages, which stay as they are), a
+        `gpt1` command, and the bundle's data, checked by sha256, where this checkout has none."""
+        started = time.monotonic()
+        manifest = json.loads((self.bundle / "manifest.json").read_text())
+        self.facts["bundle"] = {key: manifest[key] for key in ("made", "commit", "profile", "python_version")}
+        wheels = sorted((self.bundle / "wheels").glob("*.whl"))
+        for wheel in wheels:
+            if sha256(wheel) != manifest["wheels"].get(wheel.name):
+                raise SystemExit(f"gpu-check: {wheel} does not match the bundle's manifest; make the bundle again")
+        if not (self.site / ".installed").is_file():
+            subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
+                            "--no-compile", "--target", str(self.site), *map(str, wheels)], check=True)
+            (self.site / ".installed").write_text("\n".join(wheel.name for wheel in wheels) + "\n")
+        command = self.site / "bin" / "gpt1"
+        command.parent.mkdir(exist_ok=True)
+        command.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m gpt1.cli "$@"\n')
+        command.chmod(0o755)
+        self.unpack_data(manifest)
+        self.facts["steps"]["install"] = {"status": "passed", "seconds": round(time.monotonic() - started, 1),
+                                          "wheels": len(wheels)}
+        return True
+
+    def unpack_data(self, manifest: dict) -> None:
+        archive = self.bundle / manifest["data"]["file"]
+        digest = manifest["data"]["sha256"]
+        stamp = ROOT / STAMP
+        if stamp.is_file() and json.loads(stamp.read_text()).get("sha256") == digest:
+            return  # unpacked here before
+        present = [folder for folder in manifest["data"]["folders"] if (ROOT / folder).exists()]
+        if present:
+            raise SystemExit(f"gpu-check: {present[0]} exists and did not come from this bundle; run the check in a "
+                             "fresh clone (it never replaces data it did not unpack)")
+        if sha256(archive) != digest:
+            raise SystemExit(f"gpu-check: {archive} does not match the bundle's manifest; make the bundle again")
+        with tarfile.open(archive) as tar:
+            tar.extractall(ROOT, filter="data")  # no absolute paths, links out of the folder or devices
+        stamp.write_text(json.dumps({"sha256": digest}) + "\n")
+
+    def gpu_tests(self) -> bool:
+        return self.run("gpu_tests", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu",
+                                      "tests/test_gpu.py"], limit=180)
+
+    def pipeline(self) -> bool:
+        profiles = [PROFILE] + ([REHEARSAL_OVERLAY] if self.rehearsal else [])
+        cores = os.cpu_count() or 2
+        # Several small training jobs share one GPU (each leaves most of it idle); each gets 4 CPU threads.
+        threads = [f"{rule}={min(4, cores)}" for rule in ("pretrain", "finetune", "layer_transfer", "transfer_curve")]
+        command = ["snakemake", *TARGETS, "--cores", str(cores), "--configfile", *profiles, "--allowed-rules",
+                   *GPU_RULES, "--set-threads", *threads, "--scheduler", "greedy", "--rerun-triggers", "mtime",
+                   "--nolock"]
+        return self.run("pipeline", command, limit=360)
+
+    def benchmark(self) -> None:
+        common = CPU_BENCHMARK if self.rehearsal else GPU_BENCHMARK
+        for name, arguments in BENCHMARKS.items():
+            output = self.report / f"benchmark_{name}.json"
+            self.run(f"benchmark_{name}", ["gpt1", "benchmark", *common, *arguments, "--output", str(output)],
+                     limit=150)
+
+    # -- the report ---------------------------------------------------------------------------------------------
+    def describe_machine(self) -> None:
+        import torch
+
+        machine = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda,
+                   "cpu_count": os.cpu_count(), "commit": git_commit()}
+        if torch.cuda.is_available():
+            machine["gpu"] = torch.cuda.get_device_name(0)
+            machine["gpu_memory_gib"] = round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1)
+        else:
+            machine["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        smi = shutil.which("nvidia-smi")
+        if smi:
+            machine["nvidia_smi"] = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.strip()
+        self.facts["machine"] = machine
+
+    def collect(self) -> None:
+        benchmarks = {}
+        for name in BENCHMARKS:
+            path = self.report / f"benchmark_{name}.json"
+            if path.is_file():
+                result = next(iter(json.loads(path.read_text()).values()))
+                benchmarks[name] = {"tokens_per_second": round(result["gpt1"]["tokens_per_second"]),
+                                    "mfu": result["gpt1"]["mfu"], "peak": result["peak"],
+                                    "matmul_tflops": result["matmul"]["tflops"], "batch": result["batch"],
+                                    "precision": result["precision"], "compile_mode": result.get("compile_mode"),
+                                    "lm_loss": result.get("lm_loss")}
+                if "transformers" in result:
+                    benchmarks[name]["transformers_tokens_per_second"] = round(
+                        result["transformers"]["tokens_per_second"])
+                    benchmarks[name]["transformers_mfu"] = result["transformers"]["mfu"]
+                    benchmarks[name]["ratio"] = result["ratio"]
+        self.facts["benchmark"] = benchmarks
+        pretraining = {}
+        for kind in ("transformer", "lstm"):
+            path = ROOT / "results" / "pretrain" / kind / "metrics.json"
+            if path.is_file():
+                pretraining[kind] = json.loads(path.read_text())
+        self.facts["pretraining"] = pretraining
+        table = ROOT / "results" / "ablation.md"
+        self.facts["table5_markdown"] = table.read_text() if table.is_file() else None
+        for figure in FIGURES:
+            if (ROOT / figure).is_file():
+                shutil.copy2(ROOT / figure, self.report / Path(figure).name)
+
+    def write_report(self) -> None:
+        self.facts["seconds"] = round(time.monotonic() - self.started, 1)
+        (self.report / "report.json").write_text(json.dumps(self.facts, indent=2, default=str) + "\n")
+        (self.report / "report.md").write_text(render(self.facts))
+
+    def finish(self) -> None:
+        self.collect()
+        self.write_report()
+        with tarfile.open(self.report / "results.tar.gz", "w:gz") as archive:
+            for folder in ("results", "logs"):
+                if (ROOT / folder).is_dir():
+                    archive.add(ROOT / folder, arcname=folder)
+            archive.add(self.report / "logs", arcname="gpu-check-logs")
+
+
+def render(facts: dict) -> str:
+    machine = facts.get("machine", {})
+    lines = [f"# gpu-check{' (rehearsal on a CPU)' if facts['rehearsal'] else ''}", "",
+             f"Started {facts['started']}; {facts.get('seconds', 0):.0f} s by its own clock. "
+             f"Commit {machine.get('commit')}; Python {machine.get('python')}, torch {machine.get('torch')}, "
+             f"CUDA {machine.get('cuda')}; {machine.get('gpu') or 'no GPU (' + str(machine.get('cpu_capability')) + ')'}"
+             f"; {machine.get('cpu_count')} CPUs.", "", "| step | status | seconds |", "|---|---|---|"]
+    lines += [f"| {name} | {step.get('status')} | {step.get('seconds')} |" for name, step in facts["steps"].items()]
+    benchmarks = facts.get("benchmark") or {}
+    if benchmarks:
+        lines += ["", "## The paper model's training step (batch x 512 tokens)", "",
+                  "| setting | precision | gpt1 tokens/s | MFU | transformers tokens/s | MFU | ratio |",
+                  "|---|---|---|---|---|---|---|"]
+        for name, result in benchmarks.items():
+            mfu = "-" if result["mfu"] is None else f"{result['mfu']:.1%}"
+            theirs = result.get("transformers_tokens_per_second")
+            lines.append(f"| {name} (batch {result['batch']}) | {result['precision']} | "
+                         f"{result['tokens_per_second']:,} | {mfu} | {'-' if theirs is None else f'{theirs:,}'} | "
+                         f"{'-' if result.get('transformers_mfu') is None else format(result['transformers_mfu'], '.1%')}"
+                         f" | {'-' if result.get('ratio') is None else format(result['ratio'], '.2f') + 'x'} |")
+        peak = next(iter(benchmarks.values()))["peak"]
+        if peak:
+            lines.append(f"\nMFU against {peak['name']} ({peak['tflops']:.4g} TFLOP/s).")
+    for kind, metrics in (facts.get("pretraining") or {}).items():
+        lines.append(f"\nPretraining {kind}: validation loss {metrics.get('val', {}).get('loss')}, "
+                     f"{metrics.get('train_seconds')} s of training, {metrics.get('device')}, "
+                     f"{metrics.get('precision')}.")
+    if facts.get("table5_markdown"):
+        lines += ["", "## Table 5 on the GPU profile (test scores, 95 % intervals)", "", facts["table5_markdown"]]
+    failed = {name: step for name, step in facts["steps"].items() if step.get("status") not in ("passed", None)}
+    for name, step in failed.items():
+        lines += ["", f"## {name}: the end of its log", "", "```", *step.get("tail", []), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def sha256(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def git_commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else "unknown (no git here)"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bundle", type=Path, default=ROOT / "gpu-bundle")
+    parser.add_argument("--report", type=Path, default=ROOT / "gpu-report")
+    parser.add_argument("--rehearsal", action="store_true", help="the same steps, small, on a CPU")
+    parser.add_argument("--budget", type=float, default=540, help="seconds for every step together")
+    args = parser.parse_args(argv)
+    if args.report.exists() and not (args.report / "report.json").is_file():
+        sys.exit(f"gpu-check: {args.report} exists and is not a gpu-check report; choose another --report")
+    args.report.mkdir(parents=True, exist_ok=True)
+    check = Check(args.bundle.resolve(), args.report.resolve(), args.rehearsal, args.budget)
+    check.describe_machine()
+    check.install()
+    check.gpu_tests()
+    check.pipeline()
+    check.benchmark()
+    check.finish()
+    print(f"gpu-check: report in {args.report / 'report.md'}")
+
+
+if __name__ == "__main__":
+    main()
