@@ -283,8 +283,13 @@ def sha256(path: Path) -> str:
 
 
 def git_commit() -> str:
+    """HEAD, with "+changes" where the tracked files differ from it (a checkout copied without its newest history)."""
     done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else "unknown (no git here)"
+    if done.returncode != 0:
+        return "unknown (no git here)"
+    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                             text=True).stdout.strip()
+    return done.stdout.strip() + ("+changes" if changed else "")
 
 
 def main(argv: list[str] | None = None) -> None:
