@@ -227,7 +227,8 @@ def test_stdin_that_is_not_utf8_is_one_line(tmp_path, command):
                             capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     stderr = result.stderr.decode()
     assert result.returncode == 2 and stderr.strip().splitlines() == [
-        f"gpt1 {command[0]}: error: stdin: not UTF-8 text (byte 3: invalid continuation byte); save it as UTF-8"]
+        f"gpt1 {command[0]}: error: stdin: not UTF-8 text at line 1, byte 3 of the file (invalid continuation byte); "
+        "save it as UTF-8"]
 
 
 @pytest.mark.parametrize("line, message", [
