@@ -24,10 +24,13 @@ STARTING_MODELS = DATA / "starting_models"
 TASK_TOKENS = DATA / "task_tokens"
 # Downloaded archives, kept between runs (GPT1_CACHE names another folder; gpt1/data/sources.py).
 CACHE = DATA / "cache"
-# Folders the pipeline writes and replaces whole (DVC removes a stage's outputs before running it): a user's
-# own files (data.local_paths) must live elsewhere.
-PIPELINE_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks", "bpe", "tokens", "pretrain",
-                                                        "starting_models", "task_tokens", "user_files")) + (str(RESULTS),)
+# The folders of data/ the pipeline writes, each replaced whole (DVC removes a stage's outputs before running it),
+# and the download cache: what `make clean` removes, never anything else a user put in data/.
+DATA_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks", "bpe", "tokens", "pretrain",
+                                                    "starting_models", "task_tokens", "user_files", "cache"))
+# Where a user's own files (data.local_paths, data.user_tasks, data.user_corpus) may not live: the pipeline writes
+# there and `make clean` empties data/.
+PIPELINE_FOLDERS = (str(DATA), str(RESULTS))
 # A one-off `--seed` run writes here, never into a stage's DVC output folder (which only the DAG writes).
 ONE_OFF = RESULTS / "one-off"
 

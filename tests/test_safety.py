@@ -206,7 +206,7 @@ MISTAKES = {  # what a user does -> (how it is tried, what the one line says)
                                   "bad value for 'pretrain.grad_clip'"),
     "an infinite λ": (lambda tmp: params_with(finetune={"lm_coef": float("inf")}), "bad value for 'finetune.lm_coef'"),
     "a local folder inside data/raw": (lambda tmp: params_with(data={"local_paths": {"books": "data/raw/books"}}),
-                                       "inside data/raw/, which the pipeline replaces whole"),
+                                       "'books' (data/raw/books) is inside data/, where the pipeline writes"),
     "a file:// mirror": (lambda tmp: params_with(data={"mirrors": {"vader": {"url": "file:///dev/zero",
                                                                              "sha256": "0" * 64}}}),
                          "a mirror is an http:// or https:// URL"),

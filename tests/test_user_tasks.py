@@ -199,8 +199,14 @@ BAD_PARAMS = {
                                                                  "name yours otherwise (e.g. my_rt_polarity)"]),
     "name of a registered corpus part": ("user_corpus.task_train_text", "/tmp/notes", ["is a registered task"]),
     "path inside a pipeline folder": ("user_tasks.my_reviews.train", "data/tasks/reviews.csv",
-                                      ["'data.user_tasks.my_reviews.train'", "inside data/tasks/",
+                                      ["'data.user_tasks.my_reviews.train'", "inside data/,",
                                        "move it outside data/ and results/"]),
+    "path inside a folder of data/ of the user's": ("user_tasks.my_reviews.train", "data/own/my_task.tsv",
+                                                   ["params: bad value for 'data.user_tasks.my_reviews.train' "
+                                                    "('data/own/my_task.tsv'): data/own/my_task.tsv is inside data/, "
+                                                    "where the pipeline writes; move it outside data/ and results/"]),
+    "dev file inside data/": ("user_tasks.my_reviews.dev", "./data/dev.csv", ["'data.user_tasks.my_reviews.dev'",
+                                                                             "inside data/"]),
     "corpus inside a pipeline folder": ("user_corpus.my_notes", "results/notes", ["inside results/"]),
     "unquoted yes/no labels": ("user_tasks.my_reviews.labels", [True, False],
                                ["'data.user_tasks.my_reviews.labels'", "quote the labels"]),
