@@ -30,10 +30,15 @@ LABELS = ["negative", "positive"]
 @pytest.fixture
 def files(tmp_path):
     """data/raw of the embedded fixture, and one user file per family written from its rows."""
+    return write_files(tmp_path)
+
+
+def write_files(tmp_path: Path) -> Path:
+    """`tmp_path`/raw: the embedded fixture; `tmp_path`/mine: one user file per family and a corpus folder."""
     raw = tmp_path / "raw"
     write_embedded_raw(raw)
     user = tmp_path / "mine"
-    user.mkdir()
+    user.mkdir(exist_ok=True)
     reviews = TASKS["rt_polarity"].load(raw)["train"]
     pd.DataFrame({"review": [row.text for row in reviews],
                   "stars": [LABELS[row.label] for row in reviews]}).to_csv(user / "reviews.csv", index=False)
@@ -49,7 +54,7 @@ def files(tmp_path):
     pd.DataFrame([{"question": row.context, "options": list(row.choices), "gold": row.choices[row.label]}
                   for row in quiz]).to_json(user / "quiz.jsonl", orient="records", lines=True)
     notes = user / "notes"
-    (notes / "deeper").mkdir(parents=True)
+    (notes / "deeper").mkdir(parents=True, exist_ok=True)
     (notes / "diary.txt").write_text("My own notes about the weather in the town today.\n\n"
                                      + "\n\n".join(row.text for row in reviews) + "\n", encoding="utf-8")
     (notes / "deeper" / "more.jsonl").write_text("".join(json.dumps({"text": row.text}) + "\n" for row in reviews))

@@ -41,6 +41,19 @@ def user_corpus_part(name: str, pattern: str) -> CorpusPart:
     return CorpusPart(name, (), lambda raw: read_documents(name, pattern), f"your own text ({pattern})")
 
 
+def check_files(data) -> None:
+    """Read every file of the selected user tasks and corpus parts (`data`: params' data section) by the very rules
+    `gpt1 prepare` reads them with, and stop at the first problem with the same one-line message. The user_files
+    stage runs this before any stage that replaces outputs, so a bad file leaves every earlier output in place."""
+    for name in data.tasks:
+        if name in data.user_tasks:
+            load_splits(name, data.user_tasks[name])
+    for name in data.corpus:
+        if name in data.user_corpus:
+            for _ in read_documents(name, data.user_corpus[name]):
+                pass
+
+
 # --- tasks ------------------------------------------------------------------------------------------
 
 
