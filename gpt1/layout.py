@@ -131,6 +131,8 @@ def pretraining_checkpoint(kind: str, step: int, pretrain_dir: Path = PRETRAIN) 
 
 # Inside a prepared task's folder (`prepared_task`): what the task is (a TaskSpec), beside a <split>.jsonl per split.
 TASK_SPEC = "task.json"
+# Beside it: the split sizes, the exact duplicates removed, and the test split's majority-class rate.
+TASK_STATS = "stats.json"
 
 
 def prepared_task(task: str, tasks_dir: Path = TASKS) -> Path:
@@ -140,6 +142,10 @@ def prepared_task(task: str, tasks_dir: Path = TASKS) -> Path:
 
 def task_spec(task: str, tasks_dir: Path = TASKS) -> Path:
     return prepared_task(task, tasks_dir) / TASK_SPEC
+
+
+def task_stats(task: str, tasks_dir: Path = TASKS) -> Path:
+    return prepared_task(task, tasks_dir) / TASK_STATS
 
 
 def split_file(task: str, split: str, tasks_dir: Path = TASKS) -> Path:

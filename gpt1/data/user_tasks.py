@@ -34,7 +34,7 @@ def user_task(name: str, entry) -> TaskDefinition:
     labels = tuple(getattr(entry, "labels", ()))
     spec = TaskSpec(name=name, family=entry.family, labels=labels, metrics=FAMILY_METRICS[entry.family],
                     source=f"data.user_tasks.{name}", stands_for="")
-    return TaskDefinition(spec=spec, sources=(), load=lambda raw: load_splits(name, entry))
+    return TaskDefinition(spec=spec, sources=(), load=lambda raw: load_splits(name, entry), deduplicate=True)
 
 
 def user_corpus_part(name: str, pattern: str) -> CorpusPart:
