@@ -32,6 +32,9 @@ class Stage:
     deps: tuple[str, ...]
     outs: tuple[str, ...]  # outs, metrics and plots
     params: tuple[str, ...]  # dotted params.yaml keys
+    # Outputs declared `persist: true`: left in place while the stage runs, and as they were if it fails (DVC does
+    # not remove them first; Snakemake's `update()` backs them up and restores them).
+    kept: tuple[str, ...] = ()
 
     @property
     def declared(self) -> str:
@@ -72,11 +75,18 @@ def _paths(entries: list) -> list[str]:
     return [next(iter(entry)) if isinstance(entry, dict) else entry for entry in entries or []]
 
 
+def _persisted(entries: list) -> list[str]:
+    return [path for entry in entries or [] if isinstance(entry, dict)
+            for path, options in entry.items() if (options or {}).get("persist")]
+
+
 def _stage(name: str, body: dict, context: dict) -> Stage:
     body = interpolate(body, context)
-    outs = [path for field in ("outs", "metrics", "plots") for path in _paths(body.get(field))]
-    return Stage(name=name, command=body["cmd"], deps=tuple(_paths(body.get("deps"))), outs=tuple(outs),
-                 params=tuple(body.get("params") or ()))
+    fields = [body.get(field) for field in ("outs", "metrics", "plots")]
+    return Stage(name=name, command=body["cmd"], deps=tuple(_paths(body.get("deps"))),
+                 outs=tuple(path for entries in fields for path in _paths(entries)),
+                 params=tuple(body.get("params") or ()),
+                 kept=tuple(path for entries in fields for path in _persisted(entries)))
 
 
 def _instances(name: str, declared: dict, params: dict) -> list[tuple[tuple[str, ...], Stage]]:
@@ -126,6 +136,7 @@ class Template:
     name: str
     command: str
     outs: tuple[str, ...]
+    kept: tuple[str, ...]  # the outputs declared `persist: true` (Stage.kept)
     param_names: tuple[str, ...]  # the same for every instance (e.g. pretrain's `${item}` -> "item")
     wildcards: tuple[str, ...]
     instances: dict[tuple[str, ...], Stage]  # wildcard values -> the resolved stage
@@ -174,7 +185,7 @@ def templates(dvc_yaml: Path | str, params: dict) -> list[Template]:
             command = command.replace(f"{{{wildcard}}}", f"{{wildcards.{wildcard}}}")
         instances = dict(_instances(name, body, params))
         param_names = tuple(re.sub(r"\W", "_", key.replace(".", "__")).strip("_") for key in pattern.params)
-        result.append(Template(name, command, pattern.outs, param_names, wildcards, instances))
+        result.append(Template(name, command, pattern.outs, pattern.kept, param_names, wildcards, instances))
     return result
 
 

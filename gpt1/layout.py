@@ -24,10 +24,13 @@ STARTING_MODELS = DATA / "starting_models"
 TASK_TOKENS = DATA / "task_tokens"
 # Downloaded archives, kept between runs (GPT1_CACHE names another folder; gpt1/data/sources.py).
 CACHE = DATA / "cache"
-# Folders the pipeline writes and replaces whole (DVC removes a stage's outputs before running it): a user's
-# own files (data.local_paths) must live elsewhere.
-PIPELINE_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks", "bpe", "tokens", "pretrain",
-                                                        "starting_models", "task_tokens", "user_files")) + (str(RESULTS),)
+# The folders of data/ the pipeline writes, each replaced whole (DVC removes a stage's outputs before running it),
+# and the download cache: what `make clean` removes, never anything else a user put in data/.
+DATA_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks", "bpe", "tokens", "pretrain",
+                                                    "starting_models", "task_tokens", "user_files", "cache"))
+# Where a user's own files (data.local_paths, data.user_tasks, data.user_corpus) may not live: the pipeline writes
+# there and `make clean` empties data/.
+PIPELINE_FOLDERS = (str(DATA), str(RESULTS))
 # A one-off `--seed` run writes here, never into a stage's DVC output folder (which only the DAG writes).
 ONE_OFF = RESULTS / "one-off"
 
@@ -128,6 +131,8 @@ def pretraining_checkpoint(kind: str, step: int, pretrain_dir: Path = PRETRAIN) 
 
 # Inside a prepared task's folder (`prepared_task`): what the task is (a TaskSpec), beside a <split>.jsonl per split.
 TASK_SPEC = "task.json"
+# Beside it: the split sizes, the exact duplicates removed, and the test split's majority-class rate.
+TASK_STATS = "stats.json"
 
 
 def prepared_task(task: str, tasks_dir: Path = TASKS) -> Path:
@@ -137,6 +142,10 @@ def prepared_task(task: str, tasks_dir: Path = TASKS) -> Path:
 
 def task_spec(task: str, tasks_dir: Path = TASKS) -> Path:
     return prepared_task(task, tasks_dir) / TASK_SPEC
+
+
+def task_stats(task: str, tasks_dir: Path = TASKS) -> Path:
+    return prepared_task(task, tasks_dir) / TASK_STATS
 
 
 def split_file(task: str, split: str, tasks_dir: Path = TASKS) -> Path:

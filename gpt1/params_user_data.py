@@ -29,13 +29,14 @@ def _not_registered(name: str) -> str:
 
 
 def outside_the_pipeline(path: str, key: str = "") -> str:
-    """Refuse a path the pipeline owns: a stage replaces those folders whole, so the user's files would vanish."""
+    """Refuse a path inside data/ or results/: the pipeline writes there (a stage replaces its folders whole, `make
+    clean` empties data/), so a user's file there is in harm's way."""
     for root in PIPELINE_FOLDERS:
         resolved, folder = Path(path).resolve(), Path(root).resolve()
         if resolved == folder or folder in resolved.parents:
             named = f"'{key}' ({path})" if key else path
-            raise ValueError(f"{named} is inside {root}/, which the pipeline replaces whole; move it outside data/ "
-                             "and results/ (e.g. ~/gpt1-data) and point to it")
+            raise ValueError(f"{named} is inside {root}/, where the pipeline writes; move it outside data/ and "
+                             "results/ (e.g. ~/gpt1-data) and point to it")
     return path
 
 

@@ -1,5 +1,6 @@
 """Read the text files users and upstream archives hand us: UTF-8 (or the encoding a format defines), or one
-clear error naming the file and the first bad byte, never a UnicodeDecodeError traceback."""
+clear error naming the file, the line and the byte offset of the first bad byte, never a UnicodeDecodeError
+traceback."""
 
 from __future__ import annotations
 
@@ -10,16 +11,29 @@ from typing import IO, Iterator
 from gpt1.errors import UserError
 
 
-def not_text(path: Path | str, error: UnicodeDecodeError, encoding: str = "utf-8") -> UserError:
-    name = "UTF-8" if encoding.lower().startswith("utf-8") else encoding
-    return UserError(f"{path}: not {name} text (byte {error.start}: {error.reason}); save it as {name}")
+def _encoding_name(encoding: str) -> str:
+    return "UTF-8" if encoding.lower().replace("_", "-").startswith("utf-8") else encoding
+
+
+def not_text(path: Path | str, data: bytes, encoding: str = "utf-8") -> UserError:
+    """The one-line error for `data` (the whole file's bytes), which `encoding` cannot decode: the line and the
+    byte offset are counted in the file itself. (A decoder reading line by line reports an offset inside its
+    current chunk, right only in a file's first few kilobytes, so the bytes are decoded again here.)"""
+    name = _encoding_name(encoding)
+    try:
+        data.decode("utf-8" if name == "UTF-8" else encoding)  # utf-8-sig's offsets would not count the BOM
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        return UserError(f"{path}: not {name} text at line {line}, byte {error.start} of the file ({error.reason}); "
+                         f"save it as {name}")
+    return UserError(f"{path}: not {name} text; save it as {name}")  # only if the file changed while being read
 
 
 def read_text(path: Path | str, encoding: str = "utf-8") -> str:
     try:
         return Path(path).read_text(encoding=encoding)
-    except UnicodeDecodeError as error:
-        raise not_text(path, error, encoding) from None
+    except UnicodeDecodeError:
+        raise not_text(path, Path(path).read_bytes(), encoding) from None
 
 
 @contextlib.contextmanager
@@ -28,8 +42,8 @@ def open_text(path: Path | str, encoding: str = "utf-8", newline: str | None = N
     with open(path, encoding=encoding, newline=newline) as handle:
         try:
             yield handle
-        except UnicodeDecodeError as error:
-            raise not_text(path, error, encoding) from None
+        except UnicodeDecodeError:
+            raise not_text(path, Path(path).read_bytes(), encoding) from None
 
 
 def read_stdin() -> str:
@@ -39,5 +53,5 @@ def read_stdin() -> str:
     data = sys.stdin.buffer.read()
     try:
         return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise not_text("stdin", error) from None
+    except UnicodeDecodeError:
+        raise not_text("stdin", data) from None

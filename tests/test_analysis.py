@@ -144,6 +144,45 @@ def test_ablation_files(tmp_path):
     assert set(intervals.column) == {"avg", "sent", "sim"}
 
 
+def _write_skewed_predictions(root, method, correct_every):
+    """sent's 200 test rows, 70 % label 0; a method right on all but every `correct_every`-th row (None: it predicts
+    label 0 everywhere), one seed."""
+    folder = root / "finetune" / method / "sent" / "seed1"
+    folder.mkdir(parents=True)
+    labels = [0 if index < 140 else 1 for index in range(200)]
+    predictions = [0 if correct_every is None else (1 - label if index % correct_every == 0 else label)
+                   for index, label in enumerate(labels)]
+    folder.joinpath("predictions_test.jsonl").write_text("".join(
+        json.dumps({"index": index, "label": label, "prediction": prediction}) + "\n"
+        for index, (label, prediction) in enumerate(zip(labels, predictions))))
+
+
+def test_a_score_not_above_the_majority_class_is_marked(tmp_path):
+    """Issue 48: always predicting the larger class (70 %) is marked in Table 5 and the CSV; 95 % right is not; a
+    score (sim) has no majority class."""
+    _write_summary({"full": {"sent": [0.95], "sim": [0.9]}, "no_pretrain": {"sent": [0.7], "sim": [0.9]}}, tmp_path)
+    _write_skewed_predictions(tmp_path, "full", 20)
+    _write_skewed_predictions(tmp_path, "no_pretrain", None)
+    _write_predictions(tmp_path / "finetune", {"full": {"sim": [0.9]}, "no_pretrain": {"sim": [0.9]}})
+    _run_ablation(tmp_path, ["sent", "sim"], [1])
+    markdown = (tmp_path / "ablation.md").read_text()
+    table_5 = markdown.split("The paper (Table 5")[0]
+    assert "| Transformer w/o pre-training | 80.0 ± 0.0 | 70.0 ± 0.0 † | 90.0 ± 0.0 |" in table_5
+    assert "| Transformer w/ aux LM (full) | 92.5 ± 0.0 | 95.0 ± 0.0 | 90.0 ± 0.0 |" in table_5
+    assert "† not above the majority class (one-sided 95 %)" in table_5
+    assert "| method − majority class | sent |\n|---|---|\n| (majority class's score) | 70.0 |" in markdown
+    assert "| Transformer w/ aux LM (full) | +25.0 [≥ +19.0] above |" in markdown
+    assert "| Transformer w/o pre-training | +0.0 [≥ +0.0] not above † |" in markdown
+    assert "- Majority class: not above it (one-sided 95 %)" in markdown
+    assert markdown.rstrip().endswith("Transformer w/o pre-training on sent.")
+    intervals = pd.read_csv(tmp_path / "ablation_intervals.csv")
+    against = intervals[intervals.comparison.str.endswith(" - majority class")]
+    assert against[["comparison", "column", "difference", "verdict"]].values.tolist() == [
+        ["full - majority class", "sent", 25.0, "above"], ["no_pretrain - majority class", "sent", 0.0, "not above"]]
+    assert against.low.iloc[0] > 10 and against.low.iloc[1] == 0.0 and against.high.isna().all()
+    assert intervals[intervals.comparison == "full - no_pretrain"].high.notna().all()
+
+
 def test_full_against_the_best_baseline_per_task(tmp_path):
     _write_summary({"full": {"sent": [0.9, 0.8], "sim": [0.6, 0.6], "cola": [0.3, 0.3]}}, tmp_path)
     _write_predictions(tmp_path / "finetune", {"full": {"sent": [0.9, 0.8], "sim": [0.9, 0.9], "cola": [0.8, 0.8]}})

@@ -47,8 +47,8 @@ def test_params_that_are_not_utf8_stop_with_one_line(project):
     (project / "params.yaml").write_bytes(b"seed: 1\nnote: " + NOT_UTF8 + b"\n")
     result = gpt1("prepare", cwd=project)
     assert result.returncode == 2
-    assert result.stderr.strip() == ("gpt1 prepare: error: params.yaml: not UTF-8 text (byte 17: invalid "
-                                     "continuation byte); save it as UTF-8")
+    assert result.stderr.strip() == ("gpt1 prepare: error: params.yaml: not UTF-8 text at line 2, byte 17 of the "
+                                     "file (invalid continuation byte); save it as UTF-8")
 
 
 def test_import_weights_needs_no_params_file(tmp_path):
@@ -100,8 +100,30 @@ def test_choices_must_be_a_list_not_a_string(tmp_path):
 def test_task_rows_that_are_not_utf8(tmp_path):
     path = tmp_path / "train.jsonl"
     path.write_bytes(b'{"text": "good", "label": 1}\n{"text": "' + NOT_UTF8 + b'", "label": 0}\n')
-    with pytest.raises(UserError, match=f"{path}: not UTF-8 text \\(byte 42: invalid continuation byte\\)"):
+    with pytest.raises(UserError, match=f"{path}: not UTF-8 text at line 2, byte 42 of the file \\(invalid "
+                                        "continuation byte\\)"):
         read_examples(path, "classification")
+
+
+@pytest.mark.parametrize("read", ["lines", "whole"])
+def test_a_bad_byte_far_into_a_file_is_named_by_its_line_and_offset_in_the_file(tmp_path, read):
+    """Past the decoder's first chunk (8 KB), its own offset counts from the chunk's start, not the file's."""
+    from gpt1.textfiles import open_text, read_text
+
+    path = tmp_path / "big.tsv"
+    good = "".join(f"row {number}\tsome text of a row\n" for number in range(5000)).encode()
+    assert len(good) > 64 * 1024
+    path.write_bytes(good + b"row 5000\t" + NOT_UTF8 + b"\nrow 5001\tfine\n")
+    offset = len(good) + len(b"row 5000\tcaf")
+    expected = (f"{path}: not UTF-8 text at line 5001, byte {offset} of the file (invalid continuation byte); save "
+                "it as UTF-8")
+    with pytest.raises(UserError) as error:
+        if read == "lines":
+            with open_text(path, encoding="utf-8-sig") as handle:
+                list(handle)
+        else:
+            read_text(path)
+    assert str(error.value) == expected
 
 
 def test_upstream_files_that_are_not_utf8(tmp_path):

@@ -571,6 +571,7 @@ def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablat
     assert "pretrained layers transferred: none" in card
     assert list(pd.read_csv(results / "ablation.csv", index_col="method").index) == ["full", "no_pretrain_no_aux"]
     intervals = pd.read_csv(results / "ablation_intervals.csv")
-    assert set(intervals.comparison) == {"full - no_pretrain_no_aux"}
+    assert set(intervals.comparison) == {"full - no_pretrain_no_aux", "full - majority class",
+                                         "no_pretrain_no_aux - majority class"}
     table = (results / "ablation.md").read_text()
-    assert table.count("| Transformer w/o pre-training or aux LM |") == 2  # the means and the intervals
+    assert table.count("| Transformer w/o pre-training or aux LM |") == 3  # the means, the intervals, the majority

@@ -7,7 +7,8 @@ import pytest
 from scipy import stats
 
 from gpt1.errors import UserError
-from gpt1.eval.intervals import Predictions, paired_differences, read_predictions, resampled_scores
+from gpt1.eval.intervals import (Predictions, against_majority, paired_differences, read_predictions,
+                                 resampled_scores)
 from gpt1.eval.metrics import _pearson
 
 
@@ -79,6 +80,29 @@ def test_pairing_narrows_the_interval_of_two_correlated_methods():
 def test_the_interval_is_deterministic():
     pair = {"t": ("accuracy", _classifier(0.7), _classifier(0.65, offset=3))}
     assert paired_differences(pair, resamples=200) == paired_differences(pair, resamples=200)
+
+
+def test_a_method_predicting_the_majority_class_everywhere_is_not_above_it_and_a_better_one_is():
+    """Issue 48: five classes, the largest 40 % of the scored rows; the one-sided 95 % bound of method − majority."""
+    labels = np.repeat(np.arange(5), [160, 60, 60, 60, 60]).astype(float)
+    constant = Predictions(labels, np.zeros((3, 400)))  # three seeds, each always class 0
+    better = labels.copy()
+    better[::5] = (better[::5] + 1) % 5  # 80 % right
+    # a method barely above the rate: ahead by 2 rows of 400, well inside the resampling noise
+    barely = np.zeros(400)
+    barely[160:162] = labels[160:162]
+    checks = against_majority({"constant": ("accuracy", constant),
+                               "better": ("accuracy", Predictions(labels, better[None])),
+                               "barely": ("accuracy", Predictions(labels, barely[None]))}, resamples=500)
+    assert checks["constant"].majority == 40.0 and checks["constant"].difference == 0.0
+    assert checks["constant"].low == 0.0 and checks["constant"].verdict == "not above"
+    assert checks["better"].difference == pytest.approx(40.0) and checks["better"].low > 30
+    assert checks["better"].verdict == "above"
+    assert checks["barely"].difference == pytest.approx(0.5) and not checks["barely"].above
+    # matthews: the majority class scores 0 on it, and the same verdicts follow
+    five = {"constant": ("matthews", constant), "better": ("matthews", Predictions(labels, better[None]))}
+    checks = against_majority(five, resamples=200, classes={"constant": 5, "better": 5})
+    assert checks["constant"].majority == 0.0 and not checks["constant"].above and checks["better"].above
 
 
 def _write_run(folder, labels, predictions):

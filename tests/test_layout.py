@@ -115,3 +115,45 @@ def test_nothing_points_outside_the_project():
              *ROOT.glob("profiles/*.yaml"), ROOT / "params.yaml", ROOT / "dvc.yaml", ROOT / "Makefile"]
     pointing = [str(path.relative_to(ROOT)) for path in texts if path.is_file() and "../shared" in path.read_text()]
     assert not pointing, f"these refer to ../shared, which a clone does not have: {pointing}"
+
+
+def test_the_pipeline_writes_in_data_only_inside_its_own_folders():
+    """Every output dvc.yaml declares under data/ lies in one of layout.DATA_FOLDERS, the folders `make clean`
+    removes."""
+    import yaml
+
+    from gpt1.layout import DATA_FOLDERS
+
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    outs = [next(iter(out)) if isinstance(out, dict) else out for stage in stages.values()
+            for field in ("outs", "metrics", "plots") for out in stage.get(field, [])]
+    in_data = [out for out in outs if out.startswith("data/")]
+    assert in_data and all(any(out == folder or out.startswith(folder + "/") for folder in DATA_FOLDERS)
+                           for out in in_data), in_data
+
+
+def test_make_clean_removes_what_the_pipeline_wrote_and_never_a_users_file(tmp_path):
+    import shutil
+    import subprocess
+
+    from gpt1.layout import DATA_FOLDERS
+
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    for folder in (*DATA_FOLDERS, "logs", "dvclive", ".snakemake"):
+        (tmp_path / folder / "sub").mkdir(parents=True)
+        (tmp_path / folder / "sub" / "written.json").write_text("{}")
+    users = [tmp_path / "data/own/my_task.tsv", tmp_path / "data/notes.txt", tmp_path / "results/ablation.md"]
+    for path in users:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("text\tlabel\nmine\tyes\n")
+    subprocess.run(["make", "--no-print-directory", "clean"], cwd=tmp_path, check=True, capture_output=True)
+    assert [path.read_text() for path in users] == ["text\tlabel\nmine\tyes\n"] * 3
+    left = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.is_file())
+    assert left == ["Makefile", "data/notes.txt", "data/own/my_task.tsv", "results/ablation.md"]
+
+    for path in users[:2]:  # with nothing of the user's left in it, data/ itself goes too
+        path.unlink()
+    (tmp_path / "data/own").rmdir()
+    (tmp_path / "data/raw").mkdir()
+    subprocess.run(["make", "--no-print-directory", "clean"], cwd=tmp_path, check=True, capture_output=True)
+    assert not (tmp_path / "data").exists()

@@ -206,7 +206,7 @@ MISTAKES = {  # what a user does -> (how it is tried, what the one line says)
                                   "bad value for 'pretrain.grad_clip'"),
     "an infinite λ": (lambda tmp: params_with(finetune={"lm_coef": float("inf")}), "bad value for 'finetune.lm_coef'"),
     "a local folder inside data/raw": (lambda tmp: params_with(data={"local_paths": {"books": "data/raw/books"}}),
-                                       "inside data/raw/, which the pipeline replaces whole"),
+                                       "'books' (data/raw/books) is inside data/, where the pipeline writes"),
     "a file:// mirror": (lambda tmp: params_with(data={"mirrors": {"vader": {"url": "file:///dev/zero",
                                                                              "sha256": "0" * 64}}}),
                          "a mirror is an http:// or https:// URL"),
@@ -227,7 +227,8 @@ def test_stdin_that_is_not_utf8_is_one_line(tmp_path, command):
                             capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     stderr = result.stderr.decode()
     assert result.returncode == 2 and stderr.strip().splitlines() == [
-        f"gpt1 {command[0]}: error: stdin: not UTF-8 text (byte 3: invalid continuation byte); save it as UTF-8"]
+        f"gpt1 {command[0]}: error: stdin: not UTF-8 text at line 1, byte 3 of the file (invalid continuation byte); "
+        "save it as UTF-8"]
 
 
 @pytest.mark.parametrize("line, message", [

@@ -15,6 +15,7 @@ import yaml
 
 from gpt1.config import load_params
 from gpt1.stages import user_files
+from test_user_tasks import BAD, declared, write_files
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -128,3 +129,74 @@ def test_user_data_fingerprints_exactly_the_files_prepare_reads_of_the_selected_
     user_files.main(None, params, out)
     changed = json.loads((out / "user_data.json").read_text())
     assert [key for key in prints if prints[key] != changed[key]] == ["data.user_tasks.my_reviews.train"]
+
+
+# --- a bad file of the user's own data stops the pipeline at this stage --------------------------------------------
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_a_bad_file_stops_user_files_with_prepares_message_and_keeps_its_fingerprints(case, tmp_path):
+    """Every kind of bad file gets prepare's own one-line message (tests/test_user_tasks.py's BAD table), from the
+    stage that runs before any stage that replaces outputs; the fingerprints it wrote before stay as they were."""
+    from gpt1.config import parse_params
+    from gpt1.errors import UserError
+
+    write_files(tmp_path)
+    out = tmp_path / "prints"
+    user_files.main(None, parse_params(declared(tmp_path)), out)
+    before = _contents(out)
+    change_files, change_params, expected = BAD[case]
+    raw = declared(tmp_path)
+    change_files(tmp_path)
+    if change_params:
+        change_params(tmp_path, raw)
+    with pytest.raises(UserError) as error:
+        user_files.main(None, parse_params(raw), out)
+    assert "\n" not in str(error.value) and all(text in str(error.value) for text in expected), str(error.value)
+    assert _contents(out) == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", ["dvc", "snakemake"])
+def test_a_bad_file_leaves_every_earlier_output_byte_for_byte(tool, tmp_path):
+    """user_files and prepare as dvc.yaml declares them (their gpt1 modules aside), run by DVC or by Snakemake on the
+    user's files of every family; then a bad file in the two ways a tool notices it (an edited row, a removed file;
+    the stage's message for every kind of bad file is tested above): the run stops with the one-line message, and
+    data/ (the fingerprints, data/tasks, data/corpus) holds the same bytes as after the good run."""
+    outside, repo = tmp_path / "outside", tmp_path / "repo"
+    write_files(outside)
+    (repo / "data").mkdir(parents=True)
+    shutil.copytree(outside / "raw", repo / "data/raw")
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    mini = {name: {**stages[name], "deps": [dep for dep in stages[name]["deps"] if not dep.startswith("gpt1/")]}
+            for name in ("user_files", "prepare")}
+    (repo / "dvc.yaml").write_text(yaml.safe_dump({"stages": mini}, sort_keys=False))
+    shutil.copytree(ROOT / "workflow", repo / "workflow")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    for command in (["git", "init", "-q"], [str(BIN / "dvc"), "init", "-q"]):
+        subprocess.run(command, cwd=repo, check=True, env=env)
+    run = [str(BIN / "dvc"), "repro"] if tool == "dvc" else [sys.executable, "-m", "snakemake", "--cores", "1"]
+
+    def pipeline(raw: dict) -> subprocess.CompletedProcess:
+        (repo / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+        return subprocess.run(run, cwd=repo, env=env, capture_output=True, text=True)
+
+    good = pipeline(declared(outside))
+    assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-3000:]
+    before = _contents(repo / "data")
+    assert any(name.startswith("tasks/my_quiz/") for name in before) and "corpus/stats.json" in before
+    for case in ("label not in the set", "missing file"):
+        change_files, change_params, expected = BAD[case]
+        raw = declared(outside)
+        change_files(outside)
+        if change_params:
+            change_params(outside, raw)
+        result = pipeline(raw)
+        errors = [line for line in (result.stdout + result.stderr).splitlines() if "gpt1 user-files: error:" in line]
+        assert result.returncode != 0 and len(errors) == 1, (case, result.stdout[-2000:] + result.stderr[-2000:])
+        assert all(text in errors[0] for text in expected), (case, errors[0])
+        assert _contents(repo / "data") == before, case
+        write_files(outside)  # the good files again, for the next case

@@ -30,10 +30,15 @@ LABELS = ["negative", "positive"]
 @pytest.fixture
 def files(tmp_path):
     """data/raw of the embedded fixture, and one user file per family written from its rows."""
+    return write_files(tmp_path)
+
+
+def write_files(tmp_path: Path) -> Path:
+    """`tmp_path`/raw: the embedded fixture; `tmp_path`/mine: one user file per family and a corpus folder."""
     raw = tmp_path / "raw"
     write_embedded_raw(raw)
     user = tmp_path / "mine"
-    user.mkdir()
+    user.mkdir(exist_ok=True)
     reviews = TASKS["rt_polarity"].load(raw)["train"]
     pd.DataFrame({"review": [row.text for row in reviews],
                   "stars": [LABELS[row.label] for row in reviews]}).to_csv(user / "reviews.csv", index=False)
@@ -49,7 +54,7 @@ def files(tmp_path):
     pd.DataFrame([{"question": row.context, "options": list(row.choices), "gold": row.choices[row.label]}
                   for row in quiz]).to_json(user / "quiz.jsonl", orient="records", lines=True)
     notes = user / "notes"
-    (notes / "deeper").mkdir(parents=True)
+    (notes / "deeper").mkdir(parents=True, exist_ok=True)
     (notes / "diary.txt").write_text("My own notes about the weather in the town today.\n\n"
                                      + "\n\n".join(row.text for row in reviews) + "\n", encoding="utf-8")
     (notes / "deeper" / "more.jsonl").write_text("".join(json.dumps({"text": row.text}) + "\n" for row in reviews))
@@ -199,8 +204,14 @@ BAD_PARAMS = {
                                                                  "name yours otherwise (e.g. my_rt_polarity)"]),
     "name of a registered corpus part": ("user_corpus.task_train_text", "/tmp/notes", ["is a registered task"]),
     "path inside a pipeline folder": ("user_tasks.my_reviews.train", "data/tasks/reviews.csv",
-                                      ["'data.user_tasks.my_reviews.train'", "inside data/tasks/",
+                                      ["'data.user_tasks.my_reviews.train'", "inside data/,",
                                        "move it outside data/ and results/"]),
+    "path inside a folder of data/ of the user's": ("user_tasks.my_reviews.train", "data/own/my_task.tsv",
+                                                   ["params: bad value for 'data.user_tasks.my_reviews.train' "
+                                                    "('data/own/my_task.tsv'): data/own/my_task.tsv is inside data/, "
+                                                    "where the pipeline writes; move it outside data/ and results/"]),
+    "dev file inside data/": ("user_tasks.my_reviews.dev", "./data/dev.csv", ["'data.user_tasks.my_reviews.dev'",
+                                                                             "inside data/"]),
     "corpus inside a pipeline folder": ("user_corpus.my_notes", "results/notes", ["inside results/"]),
     "unquoted yes/no labels": ("user_tasks.my_reviews.labels", [True, False],
                                ["'data.user_tasks.my_reviews.labels'", "quote the labels"]),
@@ -237,3 +248,43 @@ def test_a_users_similarity_task_is_a_regression_left_out_of_figure_2(tmp_path):
         parse_params(raw)
     raw["analysis"]["layer_transfer_tasks"] = ["my_reviews"]
     assert parse_params(raw).analysis.layer_transfer_tasks == ["my_reviews"]
+
+
+def test_exact_duplicates_are_removed_before_the_splits_are_carved_and_counted(files, caplog):
+    """A user's file that repeats texts (here 30 of the reviews, five of them with the other label): each text is
+    kept once, so none lands in two splits; the task's stats count the rows removed, and the log says so."""
+    reviews = pd.read_csv(files / "mine/reviews.csv")
+    repeated = reviews.head(30).copy()
+    repeated.loc[:4, "stars"] = ["positive" if stars == "negative" else "negative" for stars in repeated.stars[:5]]
+    pd.concat([reviews, repeated]).to_csv(files / "mine/reviews.csv", index=False)
+    with caplog.at_level("INFO", logger="gpt1.data.prepare"):
+        run(files, declared(files))
+    texts = [row.text for split in ("train", "dev", "test")
+             for row in read_examples(files / "tasks/my_reviews" / f"{split}.jsonl", "classification")]
+    assert len(texts) == len(set(texts)) == len(reviews.review.unique())
+    stats = json.loads((files / "tasks/my_reviews/stats.json").read_text())
+    assert stats["duplicates_removed"] == 30 and sum(stats["examples"].values()) == len(texts)
+    assert "task my_reviews: " in caplog.text and "30 exact duplicate example(s) removed before the splits" in caplog.text
+    assert json.loads((files / "tasks/rt_polarity/stats.json").read_text())["duplicates_removed"] == 0  # as published
+
+
+def test_a_duplicate_of_an_evaluation_row_leaves_train_and_the_test_majority_rate_is_recorded():
+    from gpt1.data.records import ClassificationExample
+    from gpt1.data.tasks import drop_duplicates, majority_rate
+
+    row = ClassificationExample
+    found = {"train": [row("a", 0), row("b", 1), row("b", 0), row("c", 1)], "test": [row("c", 0), row("d", 0)]}
+    kept, removed = drop_duplicates(found)
+    assert kept == {"train": [row("a", 0), row("b", 1)], "test": [row("c", 0), row("d", 0)]} and removed == 2
+    assert majority_rate([row("x", 0), row("y", 2), row("z", 2), row("w", 1)]) == 0.5
+
+
+def test_every_prepared_task_records_its_test_majority_rate(files):
+    run(files, declared(files))
+    for task in ("rt_polarity", "my_reviews", "my_nli", "my_quiz"):
+        stats = json.loads((files / "tasks" / task / "stats.json").read_text())
+        labels = [row.label for row in read_examples(files / "tasks" / task / "test.jsonl",
+                                                     json.loads((files / "tasks" / task / "task.json").read_text())[
+                                                         "family"])]
+        assert stats["test_majority_rate"] == max(map(labels.count, set(labels))) / len(labels), task
+    assert json.loads((files / "tasks/my_sts/stats.json").read_text())["test_majority_rate"] is None  # a regression

@@ -23,9 +23,9 @@ from tqdm import tqdm
 from gpt1.data import embedded, registry
 from gpt1.atomic import atomic_directory, atomic_write_text
 from gpt1.data.records import Example, texts_of, write_examples
-from gpt1.data.tasks import TaskDefinition, make_splits
+from gpt1.data.tasks import TaskDefinition, drop_duplicates, majority_rate, make_splits
 from gpt1.data.user_tasks import user_corpus_part, user_task
-from gpt1.layout import TASK_SPEC
+from gpt1.layout import TASK_SPEC, TASK_STATS
 from gpt1.data.text import clean, sentence_key, sentences
 from gpt1.parallel import Workers, shared
 
@@ -75,13 +75,18 @@ def prepare_tasks(data, seed: int, raw: Path, out: Path,
         for name, found in loaded.items():
             task = definitions[name]
             found = {split: list(itertools.islice(fixed, len(examples))) for split, examples in found.items()}
+            found, duplicates = drop_duplicates(found) if task.deduplicate else (found, 0)
             splits = make_splits(found, name, seed, data.task_dev_fraction, data.task_test_fraction,
                                  task.carved_fractions)
             for split, examples in splits.items():
                 write_examples(staging / name / f"{split}.jsonl", examples)
             atomic_write_text(staging / name / TASK_SPEC, task.spec.to_json())
+            stats = {"examples": {split: len(examples) for split, examples in splits.items()},
+                     "duplicates_removed": duplicates, "test_majority_rate": None if task.spec.is_regression else majority_rate(splits["test"])}
+            atomic_write_text(staging / name / TASK_STATS, json.dumps(stats, indent=2) + "\n")
             prepared[name] = splits
-            log.info("task %s: %s", name, {split: len(examples) for split, examples in splits.items()})
+            log.info("task %s: %s; %d exact duplicate example(s) removed before the splits", name,
+                     stats["examples"], duplicates)
     return prepared
 
 

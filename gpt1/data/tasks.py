@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from gpt1.errors import UserError
-from gpt1.data.records import SPLITS, Example, TaskSpec
+from gpt1.data.records import SPLITS, Example, TaskSpec, texts_of
 
 Loader = Callable[[Path], dict[str, list[Example]]]
 
@@ -30,6 +30,33 @@ class TaskDefinition:
     # " very" + label word), "acceptability" (CoLA's thresholded average log-probability), "choice" (RACE's
     # and Story Cloze's most probable answer), or None.
     zero_shot: str | None = None
+    # Remove exact duplicate examples before splits are carved (a user's own file: nobody curated it); the
+    # registered tasks keep their sources' rows as published.
+    deduplicate: bool = False
+
+
+def drop_duplicates(found: dict[str, list[Example]]) -> tuple[dict[str, list[Example]], int]:
+    """Each distinct example (the same texts, whatever its label) once: a test row before a dev row before a train
+    row, so an evaluation row stays where its file put it and no repeat straddles two splits. Returns the splits and
+    how many rows were removed."""
+    seen: set[tuple[str, ...]] = set()
+    kept = {}
+    for split in sorted(found, key=("test", "dev", "train").index):
+        kept[split] = []
+        for example in found[split]:
+            key = tuple(texts_of(example))
+            if key not in seen:
+                seen.add(key)
+                kept[split].append(example)
+    removed = sum(map(len, found.values())) - sum(map(len, kept.values()))
+    return {split: kept[split] for split in found}, removed
+
+
+def majority_rate(examples: list[Example]) -> float:
+    """The share of the most frequent label (class, or right candidate's place) among `examples`: the accuracy of
+    always predicting it (a regression target has none)."""
+    labels = [example.label for example in examples]
+    return max(labels.count(label) for label in set(labels)) / len(labels)
 
 
 def make_splits(found: dict[str, list[Example]], task: str, seed: int, dev_fraction: float,

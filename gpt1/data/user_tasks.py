@@ -34,11 +34,24 @@ def user_task(name: str, entry) -> TaskDefinition:
     labels = tuple(getattr(entry, "labels", ()))
     spec = TaskSpec(name=name, family=entry.family, labels=labels, metrics=FAMILY_METRICS[entry.family],
                     source=f"data.user_tasks.{name}", stands_for="")
-    return TaskDefinition(spec=spec, sources=(), load=lambda raw: load_splits(name, entry))
+    return TaskDefinition(spec=spec, sources=(), load=lambda raw: load_splits(name, entry), deduplicate=True)
 
 
 def user_corpus_part(name: str, pattern: str) -> CorpusPart:
     return CorpusPart(name, (), lambda raw: read_documents(name, pattern), f"your own text ({pattern})")
+
+
+def check_files(data) -> None:
+    """Read every file of the selected user tasks and corpus parts (`data`: params' data section) by the very rules
+    `gpt1 prepare` reads them with, and stop at the first problem with the same one-line message. The user_files
+    stage runs this before any stage that replaces outputs, so a bad file leaves every earlier output in place."""
+    for name in data.tasks:
+        if name in data.user_tasks:
+            load_splits(name, data.user_tasks[name])
+    for name in data.corpus:
+        if name in data.user_corpus:
+            for _ in read_documents(name, data.user_corpus[name]):
+                pass
 
 
 # --- tasks ------------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ import pandas as pd  # noqa: E402
 
 from gpt1.errors import UserError  # noqa: E402
 from gpt1.eval.figures import save_figure, test_and_dev_lines  # noqa: E402
-from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_predictions  # noqa: E402
+from gpt1.eval.intervals import (AgainstMajority, Interval, Predictions, against_majority,  # noqa: E402
+                                 paired_differences, read_predictions)
 from gpt1.eval.run_files import read_json, run_metrics  # noqa: E402
 from gpt1.data.records import TaskSpec  # noqa: E402
 from gpt1.layout import finetune_run, layer_transfer_run  # noqa: E402
@@ -72,6 +73,23 @@ def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: lis
             for method in methods if method != "full"}
 
 
+def majority_checks(results_dir: Path, specs: dict[str, TaskSpec], methods: list[str],
+                    seeds: list[int]) -> dict[str, dict[str, AgainstMajority]]:
+    """{method: {task: method − always the majority class of the scored test rows}} for every task with classes or
+    candidates (a score has no majority class), seeds pooled."""
+    labelled = {task: spec for task, spec in specs.items() if not spec.is_regression}
+    classes = {task: len(spec.labels) for task, spec in labelled.items()}
+    return {method: against_majority({task: (spec.primary_metric, read_predictions(
+                [finetune_run(task, method, seed, results_dir) for seed in seeds])) for task, spec in labelled.items()},
+                classes=classes)
+            for method in methods}
+
+
+def not_above_majority(checks: dict[str, dict[str, AgainstMajority]]) -> dict[str, set[str]]:
+    """{method: the tasks where its score is not above the majority class}: Table 5's marked cells."""
+    return {method: {task for task, check in by_task.items() if not check.above} for method, by_task in checks.items()}
+
+
 def _with_interval(interval: Interval) -> str:
     return f"{interval.difference:+.1f} [{interval.low:+.1f}, {interval.high:+.1f}]"
 
@@ -107,10 +125,28 @@ def _by_size_finding(name: str, gains: dict[str, Interval], mean: pd.DataFrame, 
             "so the paper's large-vs-small contrast cannot be tested; the paper expects no gain on small sets.")
 
 
-def interval_frame(intervals: dict[str, dict[str, Interval]]) -> pd.DataFrame:
+def majority_finding(checks: dict[str, dict[str, AgainstMajority]]) -> str | None:
+    """Which scores are not above always predicting the majority class (one-sided 95 %); None without such a task."""
+    if not any(checks.values()):
+        return None
+    marked = [f"{METHODS[method].label} on {', '.join(sorted(tasks))}"
+              for method, tasks in not_above_majority(checks).items() if tasks]
+    if not marked:
+        return "Majority class: every method's score is above it on every task with classes (one-sided 95 %)."
+    return ("Majority class: not above it (one-sided 95 %), so no evidence the model learnt more than the label "
+            f"shares: {'; '.join(marked)}.")
+
+
+def interval_frame(intervals: dict[str, dict[str, Interval]],
+                   checks: dict[str, dict[str, AgainstMajority]] | None = None) -> pd.DataFrame:
+    """ablation_intervals.csv: full − method per column (a two-sided 95 % interval), then method − majority class
+    per task with classes (`low`: the one-sided 95 % lower bound, no `high`; verdict "above" or "not above")."""
     rows = [{"comparison": f"full - {method}", "column": column, "difference": interval.difference,
              "low": interval.low, "high": interval.high, "verdict": interval.verdict}
             for method, by_column in intervals.items() for column, interval in by_column.items()]
+    rows += [{"comparison": f"{method} - majority class", "column": task, "difference": check.difference,
+              "low": check.low, "high": float("nan"), "verdict": check.verdict}
+             for method, by_task in (checks or {}).items() for task, check in by_task.items()]
     return pd.DataFrame(rows, columns=["comparison", "column", "difference", "low", "high", "verdict"])
 
 
@@ -118,6 +154,23 @@ def interval_markdown(intervals: dict[str, dict[str, Interval]], columns: list[s
     lines = ["| full − method | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
     for method, by_column in intervals.items():
         cells = [f"{_with_interval(by_column[c])} {by_column[c].verdict}" for c in columns]
+        lines.append(f"| {METHODS[method].label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+NOT_ABOVE_MAJORITY = "†"
+
+
+def majority_markdown(checks: dict[str, dict[str, AgainstMajority]]) -> str:
+    """method − majority class per task with classes: the difference [its one-sided 95 % lower bound], the verdict;
+    a first row gives the majority class's own score on the scored rows."""
+    first = next(iter(checks.values()))
+    tasks = list(first)
+    lines = ["| method − majority class | " + " | ".join(tasks) + " |", "|" + "---|" * (len(tasks) + 1),
+             "| (majority class's score) | " + " | ".join(f"{first[t].majority:.1f}" for t in tasks) + " |"]
+    for method, by_task in checks.items():
+        cells = [f"{by_task[t].difference:+.1f} [≥ {by_task[t].low:+.1f}] {by_task[t].verdict}"
+                 + ("" if by_task[t].above else f" {NOT_ABOVE_MAJORITY}") for t in tasks]
         lines.append(f"| {METHODS[method].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -171,11 +224,14 @@ def baseline_markdown(comparison: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def markdown_table(frame: pd.DataFrame, std: pd.DataFrame | None = None) -> str:
+def markdown_table(frame: pd.DataFrame, std: pd.DataFrame | None = None,
+                   marked: dict[str, set[str]] | None = None) -> str:
+    """Rows of methods, a cell per column: value (± std); `marked`: {method: columns} flagged NOT_ABOVE_MAJORITY."""
     header = "| method | " + " | ".join(frame.columns) + " |"
     lines = [header, "|" + "---|" * (len(frame.columns) + 1)]
     for method, row in frame.iterrows():
         cells = [f"{value:.1f}" + (f" ± {std.loc[method, column]:.1f}" if std is not None else "")
+                 + (f" {NOT_ABOVE_MAJORITY}" if column in (marked or {}).get(method, ()) else "")
                  for column, value in row.items()]
         lines.append(f"| {METHODS[method].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

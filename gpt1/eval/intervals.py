@@ -5,6 +5,10 @@ methods are compared on the *same* resampled rows (paired), so what varies is on
 were drawn. The average over tasks resamples each task's test set independently and averages the per-task
 differences. A difference is called "supported" when its 95 % interval lies above 0, "reversed" when it
 lies below 0, and "not supported" otherwise.
+
+A method is also set against always predicting the majority class of the rows it was scored on (the same paired
+resamples): its score is "above" the majority class when the one-sided 95 % lower bound of method − majority
+class is above 0, and "not above" otherwise — what a model that learnt nothing but the label shares scores.
 """
 
 from __future__ import annotations
@@ -85,6 +89,15 @@ def paired_differences(tasks: dict[str, tuple[str, Predictions, Predictions]],
 
     `tasks`: {task: (metric, A's predictions, B's predictions)}; the same rows are drawn for A and B. `classes`:
     {task: its label count} where a metric needs it (f1 is binary for 2, the default)."""
+    differences = _resampled_differences(tasks, resamples, classes)
+    if differences:
+        differences["avg"] = np.mean(list(differences.values()), axis=0)
+    return {name: Interval(float(values[0]), *percentile_interval(values)) for name, values in differences.items()}
+
+
+def _resampled_differences(tasks: dict[str, tuple[str, Predictions, Predictions]], resamples: int,
+                           classes: dict[str, int] | None) -> dict[str, np.ndarray]:
+    """Per task, A − B ×100 on the whole test set (row 0) and on each paired resample, drawn task after task."""
     rng = np.random.default_rng(RNG_SEED)
     differences = {}
     for task, (metric, first, second) in tasks.items():
@@ -94,9 +107,48 @@ def paired_differences(tasks: dict[str, tuple[str, Predictions, Predictions]],
         count = (classes or {}).get(task, 2)
         differences[task] = 100 * (resampled_scores(metric, first, rows, count) -
                                    resampled_scores(metric, second, rows, count))
-    if differences:
-        differences["avg"] = np.mean(list(differences.values()), axis=0)
-    return {name: Interval(float(values[0]), *percentile_interval(values)) for name, values in differences.items()}
+    return differences
+
+
+@dataclass(frozen=True)
+class AgainstMajority:
+    """A method's score on one task against always predicting the majority class of the rows it was scored on."""
+
+    majority: float  # the majority class's score on those rows, ×100 (for accuracy: the largest class's share)
+    difference: float  # method − majority class on those rows, ×100
+    low: float  # the one-sided LEVEL lower bound of the difference
+
+    @property
+    def above(self) -> bool:
+        return self.low > 0
+
+    @property
+    def verdict(self) -> str:
+        return "above" if self.above else "not above"
+
+
+def majority_class(predictions: Predictions) -> Predictions:
+    """Always the most frequent gold label of these rows (the lowest on a tie), as one seed's predictions."""
+    values, counts = np.unique(predictions.labels, return_counts=True)
+    return Predictions(predictions.labels, np.full((1, len(predictions.labels)), values[np.argmax(counts)]))
+
+
+def against_majority(tasks: dict[str, tuple[str, Predictions]], resamples: int = RESAMPLES,
+                     classes: dict[str, int] | None = None) -> dict[str, AgainstMajority]:
+    """Per task ({task: (metric, the method's predictions)}, class or candidate labels), the method against always
+    predicting the majority class of its scored rows, on the same paired resamples as `paired_differences`."""
+    majorities = {task: majority_class(predictions) for task, (_, predictions) in tasks.items()}
+    differences = _resampled_differences({task: (metric, predictions, majorities[task])
+                                          for task, (metric, predictions) in tasks.items()}, resamples, classes)
+    result = {}
+    for task, values in differences.items():
+        metric, majority = tasks[task][0], majorities[task]
+        reference = resampled_scores(metric, majority, np.arange(len(majority.labels))[None],
+                                     (classes or {}).get(task, 2))[0]
+        # rounded: a seed mean of identical scores may differ from them in the last bit, which is not "above"
+        low = round(float(np.percentile(values[1:], 100 * (1 - LEVEL))), 6) + 0.0  # + 0.0: never -0.0
+        result[task] = AgainstMajority(round(100 * float(reference), 6), round(float(values[0]), 6) + 0.0, low)
+    return result
 
 
 def percentile_interval(values: np.ndarray) -> tuple[float, float]:

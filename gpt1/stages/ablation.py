@@ -1,5 +1,5 @@
-"""Stage `ablation`: Table 5 (means, spreads, paired-bootstrap intervals, findings) and full vs the
-non-neural baselines (gpt1/eval/analysis.py)."""
+"""Stage `ablation`: Table 5 (means, spreads, paired-bootstrap intervals, each method against the majority class,
+findings) and full vs the non-neural baselines (gpt1/eval/analysis.py)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from gpt1.config import Params
 from gpt1.data.records import TaskSpec
 from gpt1.data.task_data import training_rows
 from gpt1.errors import UserError
-from gpt1.eval.analysis import (PAPER_TABLE_5, baseline_markdown, interval_markdown, markdown_table,
-                                ablation_table, against_baselines, baseline_finding, findings, interval_frame,
-                                method_intervals, read_baselines)
-from gpt1.eval.intervals import RESAMPLES
+from gpt1.eval.analysis import (NOT_ABOVE_MAJORITY, PAPER_TABLE_5, baseline_markdown, interval_markdown,
+                                markdown_table, ablation_table, against_baselines, baseline_finding, findings,
+                                interval_frame, majority_checks, majority_finding, majority_markdown,
+                                method_intervals, not_above_majority, read_baselines)
+from gpt1.eval.intervals import RESAMPLES, AgainstMajority
 from gpt1.methods import METHODS
 
 log = logging.getLogger(__name__)
@@ -31,20 +32,39 @@ def stand_ins_line(specs: dict) -> str:
             (f"; your own tasks: {', '.join(own)}." if own else "."))
 
 
+def majority_lines(checks: dict[str, dict[str, AgainstMajority]]) -> tuple[list[str], list[str]]:
+    """ablation.md's lines on the majority class: Table 5's footnote and, under the intervals, each method's
+    difference with its one-sided bound; none without a task with classes."""
+    if not any(checks.values()):
+        return [], []
+    footnote = [f"{NOT_ABOVE_MAJORITY} not above the majority class (one-sided 95 %): no evidence the method learnt "
+                "more than always predicting the most frequent label of the test rows it was scored on (the "
+                "comparison is under the intervals below).", ""]
+    table = ["Each method − always predicting the most frequent label of the test rows it was scored on (×100, the "
+             "task's metric): the difference on those rows [its one-sided 95 % lower bound over the same paired "
+             f"resamples]. \"above\": the bound is above 0; \"not above\" ({NOT_ABOVE_MAJORITY} in Table 5): it "
+             "is not.",
+             "", majority_markdown(checks), ""]
+    return footnote, table
+
+
 def ablation_markdown(mean: pd.DataFrame, std: pd.DataFrame, intervals: dict, comparison: pd.DataFrame,
                       specs: dict[str, TaskSpec], seeds_run: int, finetune_caps: int | None,
-                      train_sizes: dict[str, int]) -> str:
-    """results/ablation.md: Table 5 (ours beside the paper's), the differences' intervals, the baselines and the
-    findings."""
+                      train_sizes: dict[str, int], checks: dict[str, dict[str, AgainstMajority]]) -> str:
+    """results/ablation.md: Table 5 (ours beside the paper's; a score not above the majority class marked), the
+    differences' intervals and each method against the majority class, the baselines and the findings."""
     metric_names = ", ".join(f"{task}: {spec.primary_metric}" for task, spec in specs.items())
+    footnote, majority_table = majority_lines(checks)
+    finding = majority_finding(checks)
     return "\n".join([
         "# Table 5, reproduced at the embedded default's scale",
         "",
         f"Ours: test scores ×100, mean ± std over {seeds_run} seeds ({metric_names}); "
         f"fine-tuning on at most {finetune_caps or 'all'} training examples per task.",
         "",
-        markdown_table(mean, std),
+        markdown_table(mean, std, not_above_majority(checks)),
         "",
+        *footnote,
         "The paper (Table 5, GLUE dev/test, 117M model pretrained on BooksCorpus):",
         "",
         markdown_table(PAPER_TABLE_5),
@@ -59,6 +79,7 @@ def ablation_markdown(mean: pd.DataFrame, std: pd.DataFrame, intervals: dict, co
         "",
         interval_markdown(intervals, list(mean.columns)),
         "",
+        *majority_table,
         "## Against the non-neural baselines",
         "",
         "full's test score ×100 (mean over seeds, as above) against the best on the same metric of every baseline "
@@ -68,7 +89,8 @@ def ablation_markdown(mean: pd.DataFrame, std: pd.DataFrame, intervals: dict, co
         "",
         "## Findings",
         "",
-        *[f"- {sentence}" for sentence in [*findings(mean, intervals, train_sizes), baseline_finding(comparison)]],
+        *[f"- {sentence}" for sentence in [*findings(mean, intervals, train_sizes), baseline_finding(comparison),
+                                            *([finding] if finding else [])]],
         "",
     ])
 
@@ -94,14 +116,15 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
     with atomic_path(out_std_csv) as temporary:
         std.to_csv(temporary, float_format="%.2f")
     intervals = method_intervals(results_dir, specs, list(mean.index), seeds)
+    checks = majority_checks(results_dir, specs, list(mean.index), seeds)
     with atomic_path(out_intervals_csv) as temporary:
-        interval_frame(intervals).to_csv(temporary, index=False, float_format="%.2f")
+        interval_frame(intervals, checks).to_csv(temporary, index=False, float_format="%.2f")
     comparison = against_baselines(mean, baselines, specs)
     with atomic_path(out_baselines_csv) as temporary:
         comparison.to_csv(temporary, index=False, float_format="%.2f")
     seeds_run = summary[summary.variant.isin(list(METHODS))]["seeds"].max()
     atomic_write_text(out_md, ablation_markdown(mean, std, intervals, comparison, specs, seeds_run, finetune_caps,
-                                                train_sizes))
+                                                train_sizes, checks))
     log.info("ablation table:\n%s", mean.to_string())
     return mean
 

@@ -8,6 +8,11 @@ setting (data/user_files/<setting>.json, `{}` where it is unset) and the stages 
 it. DVC runs it on every `dvc repro` (always_changed) and re-runs a reader only when its fingerprint changed;
 Snakemake re-runs it when one of the files is newer than its output. A fingerprint is rewritten only when
 its content changes, so an unchanged one never looks new.
+
+It also checks the user's own data, every file of the selected data.user_tasks and data.user_corpus read as
+`prepare` reads them (gpt1/data/user_tasks.py's check_files): a bad file stops the pipeline here, before DVC or
+Snakemake removes the outputs of `prepare` to run it, and this stage's own outputs are kept in place while it runs
+(dvc.yaml's `persist: true`, Snakemake's `update()`), so every earlier output stays as it was.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from gpt1 import layout
 from gpt1.atomic import write_text_if_changed
 from gpt1.config import Params
 from gpt1.data.user_paths import corpus_files, corpus_root, selected_paths
+from gpt1.data.user_tasks import check_files
 from gpt1.digests import sha256_of
 
 log = logging.getLogger(__name__)
@@ -65,6 +71,7 @@ def fingerprint(paths: dict[str, str]) -> dict[str, dict[str, str]]:
 
 
 def main(args, params: Params, out: Path = layout.USER_FILES) -> None:
+    check_files(params.data)
     for setting, paths in paths_by_setting(params).items():
         path = layout.user_files_record(setting, out)
         if write_text_if_changed(path, json.dumps(fingerprint(paths), indent=2, sort_keys=True) + "\n"):
