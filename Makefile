@@ -70,7 +70,7 @@ gpu-check:
 # Only what the pipeline writes: data/'s own folders (gpt1/layout.py's DATA_FOLDERS, tests/test_layout.py keeps the
 # two in step), never another file in data/, and data/ itself only once it is empty.
 DATA_FOLDERS := data/raw data/corpus data/tasks data/bpe data/tokens data/pretrain data/starting_models \
-  data/task_tokens data/user_files data/cache
+  data/task_tokens data/training_state data/user_files data/cache
 
 clean:
 	rm -rf $(VENV) $(DATA_FOLDERS) logs dvclive .snakemake

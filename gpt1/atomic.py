@@ -135,6 +135,15 @@ def claim_file(path: Path | str, force: bool, is_ours: Callable[[Path], bool], w
                         "--force to replace it")
 
 
+def link_or_copy(source: Path | str, destination: Path | str) -> None:
+    """A hard link to `source` at `destination` (no second copy of large weights), or a copy where the file system
+    allows no link. Only for files the program replaces whole, never edits in place: a link shares their bytes."""
+    try:
+        os.link(source, destination)
+    except OSError:  # another file system, or links not allowed
+        shutil.copy2(source, destination)
+
+
 def remove_stale_temporaries(folder: Path | str) -> None:
     """Remove every temporary (`.*.tmp`) that killed atomic writes left in `folder`, a folder the program owns
     whole (a run's staging folder); elsewhere use `remove_leftovers`, which touches one target's only."""

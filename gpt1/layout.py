@@ -27,12 +27,16 @@ CACHE = DATA / "cache"
 # The folders of data/ the pipeline writes, each replaced whole (DVC removes a stage's outputs before running it),
 # and the download cache: what `make clean` removes, never anything else a user put in data/.
 DATA_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks", "bpe", "tokens", "pretrain",
-                                                    "starting_models", "task_tokens", "user_files", "cache"))
+                                                    "starting_models", "task_tokens", "training_state", "user_files",
+                                                    "cache"))
 # Where a user's own files (data.local_paths, data.user_tasks, data.user_corpus) may not live: the pipeline writes
 # there and `make clean` empties data/.
 PIPELINE_FOLDERS = (str(DATA), str(RESULTS))
 # A one-off `--seed` run writes here, never into a stage's DVC output folder (which only the DAG writes).
 ONE_OFF = RESULTS / "one-off"
+# Fine-tuning's work in progress and finished seeds (gpt1/train/finetune_state.py), outside every declared output:
+# DVC deletes a stage's outputs before it runs it again, Snakemake those of a failed job.
+TRAINING_STATE = DATA / "training_state"
 
 
 # Inside a pretraining run's folder (`pretraining_run`): the final weights and the kept checkpoints' folder.
@@ -194,6 +198,12 @@ def transfer_curve_runs(task: str, step: int, results: Path = RESULTS) -> Path:
     """One (task, checkpoint) of the transfer_curve stage: `full` fine-tuned from pretraining update `step`, a
     folder per seed."""
     return transfer_curve_task(task, results) / f"step{step}"
+
+
+def training_state(runs: Path, state_root: Path = TRAINING_STATE) -> Path:
+    """Where a fine-tuning output folder under RESULTS (a job's, or one of its runs') keeps its state, outside it:
+    results/finetune/full/rt_polarity -> data/training_state/finetune/full/rt_polarity."""
+    return Path(state_root) / Path(runs).relative_to(RESULTS)
 
 
 def seed_run(runs: Path, seed: int) -> Path:

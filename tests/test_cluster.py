@@ -6,7 +6,9 @@
 - pretraining as one SLURM job whose command starts two processes through torchrun's launcher, ending with the
   weights of one process;
 - a pretraining job stopped by `scancel --signal=TERM` (what a time limit or pre-emption sends) saves its state,
-  is retried by Snakemake and ends with the weights of an uninterrupted run, bit for bit.
+  is retried by Snakemake and ends with the weights of an uninterrupted run, bit for bit;
+- a fine-tuning job stopped the same way keeps its finished seed and resumes the stopped one on the retry, ending
+  with the files of an uninterrupted run, byte for byte.
 """
 
 from __future__ import annotations
@@ -177,3 +179,51 @@ def test_a_pretraining_job_stopped_by_sigterm_is_retried_and_resumes_to_the_unin
         assert torch.equal(tensor, reference[name]), name
     print(f"\nSLURM job {signalled[0]} stopped by SIGTERM, retried, resumed at update {resumed.group(1)}: final "
           "weights equal to an uninterrupted run's, bit for bit")
+
+
+LONGER_FINETUNE = {"finetune": {"seeds": [1, 2], "epochs": 30, "save_interval": 1}}  # 60 updates a seed, each saved
+
+
+def test_a_finetuning_job_stopped_by_sigterm_is_retried_and_resumes_to_the_files_of_an_uninterrupted_run(tmp_path):
+    """The same for a fine-tuning job: its finished seed is kept (outside the output folder, which Snakemake deletes
+    when the job fails) and its stopped seed resumes at the saved update."""
+    project = _fresh_copy(tmp_path / "stopped")
+    (project / "longer.yaml").write_text(yaml.safe_dump(LONGER_FINETUNE))
+    task = yaml.safe_load((project / "params.yaml").read_text())["data"]["tasks"][0]
+    in_progress = project / "data/training_state/finetune/full" / task / "seed2/resume.pt"
+    signalled: list[str] = []
+
+    def stop_the_job_once_it_trains():
+        deadline = time.monotonic() + 900
+        while not in_progress.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        running = subprocess.run(["squeue", "-h", "-t", "R", "-o", "%i %k"], capture_output=True, text=True).stdout
+        for line in running.splitlines():
+            job, comment = line.split(maxsplit=1)
+            if "finetune" in comment:
+                subprocess.run(["scancel", "--signal=TERM", job], check=True)
+                signalled.append(job)
+
+    watcher = threading.Thread(target=stop_the_job_once_it_trains, daemon=True)
+    watcher.start()
+    log = _run([str(BIN / "snakemake"), *ON_THIS_CLUSTER, "--retries", "1", "--configfile", "profiles/tiny.yaml",
+                "longer.yaml", "--", "results/finetune/full"], project)
+    watcher.join(timeout=5)
+    assert len(signalled) == 1, "the fine-tuning job was not running when its second seed saved its state"
+    job_log = (project / "logs/finetune/full.log").read_text()
+    assert "its files are copied back, not trained again" in job_log, job_log[-2000:]
+    assert re.search(rf"finetune {task}/full/seed2: resuming from \S+ at update \d+", job_log), job_log[-2000:]
+    assert len(re.findall(r"has been submitted with SLURM jobid", log)) >= 2
+
+    uninterrupted = tmp_path / "uninterrupted"  # the same inputs, fine-tuned in one go, here
+    for folder in ("profiles", "data/task_tokens", "data/pretrain", "data/starting_models"):
+        shutil.copytree(project / folder, uninterrupted / folder)
+    for name in ("params.yaml", "longer.yaml"):
+        shutil.copy(project / name, uninterrupted / name)
+    done = subprocess.run([str(BIN / "gpt1"), "--profile", "profiles/tiny.yaml", "--profile", "longer.yaml", "finetune",
+                           "--variant", "full"], cwd=uninterrupted, capture_output=True, text=True,
+                          env={**os.environ, **SNAKEMAKE_THREADS})
+    assert done.returncode == 0, done.stderr[-2000:]
+    ours, reference = (_outputs(folder) for folder in (project, uninterrupted))
+    finetuned = sorted(path for path in reference if path.startswith("results/finetune/"))
+    assert finetuned and [path for path in finetuned if ours.get(path) != reference[path]] == []

@@ -222,8 +222,8 @@ elif fault == "save":  # half of resume.pt's temporary file written
     torch.save = torn_save
 elif fault == "publish":  # some checkpoints linked into the temporary checkpoints/ folder
     import gpt1.train.pretrain as pretrain
-    link = pretrain._link_or_copy
-    pretrain._link_or_copy = lambda source, destination: (link(source, destination), hit())
+    link = pretrain.link_or_copy
+    pretrain.link_or_copy = lambda source, destination: (link(source, destination), hit())
 """
 
 

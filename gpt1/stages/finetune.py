@@ -22,6 +22,7 @@ def add_arguments(parser) -> None:
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
     from gpt1.train.finetune import Settings, run_seeds
+    from gpt1.train.finetune_state import job_state
     from gpt1.train.starting_weights import check
 
     method = resolve(args.variant, params.finetune)  # once: the library is handed the method, never its name
@@ -29,9 +30,11 @@ def main(args, params: Params) -> None:
     if root == layout.RESULTS:  # the stage's job: DVC knows its starting weights by the record it depends on
         check(method.name, method.starts_from, layout.PRETRAIN, layout.STARTING_MODELS)
     settings = Settings.of(params)
-    for task in tasks:
-        # The first configured seed's weights are kept (model.safetensors, for `gpt1 predict`); a one-off run keeps
-        # its own.
-        run_seeds(settings, TaskTokens.load(layout.task_tokens(task)), method, seeds,
-                  pretrain_dir=layout.PRETRAIN, out_root=layout.finetune_runs(task, method.name, root),
-                  keep_weights_of=seeds[:1])
+    job = layout.finetune_method(method.name, root)
+    with job_state(layout.training_state(job), f"fine-tuning into {job}") as stop:
+        for task in tasks:
+            # The first configured seed's weights are kept (model.safetensors, for `gpt1 predict`); a one-off run
+            # keeps its own.
+            runs = layout.finetune_runs(task, method.name, root)
+            run_seeds(settings, TaskTokens.load(layout.task_tokens(task)), method, seeds, pretrain_dir=layout.PRETRAIN,
+                      out_root=runs, keep_weights_of=seeds[:1], state_root=layout.training_state(runs), stop=stop)

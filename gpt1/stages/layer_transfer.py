@@ -23,11 +23,15 @@ def add_arguments(parser) -> None:
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
     from gpt1.train.finetune import Settings, run_seeds
+    from gpt1.train.finetune_state import job_state
 
     depths, seeds, root = selected_runs(args, params.analysis.layer_transfer_layers,
                                                params.analysis.layer_transfer_seeds)
     settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
     full = resolve("full", params.finetune)
-    for layers in depths:
-        run_seeds(settings, tokens, full, seeds, pretrain_dir=layout.PRETRAIN, transfer_layers=layers,
-                  out_root=layout.layer_transfer_runs(args.task, layers, root))
+    job = layout.layer_transfer_task(args.task, root)
+    with job_state(layout.training_state(job), f"layer transfer into {job}") as stop:
+        for layers in depths:
+            runs = layout.layer_transfer_runs(args.task, layers, root)
+            run_seeds(settings, tokens, full, seeds, pretrain_dir=layout.PRETRAIN, transfer_layers=layers,
+                      out_root=runs, state_root=layout.training_state(runs), stop=stop)

@@ -26,6 +26,7 @@ def add_arguments(parser) -> None:
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
     from gpt1.train.finetune import Settings, run_seeds
+    from gpt1.train.finetune_state import job_state
 
     if layout.training_updates(params.pretrain, TRANSFORMER) == 0:
         raise UserError("the transfer curve fine-tunes from checkpoints of a Transformer pretrained here, and "
@@ -35,6 +36,9 @@ def main(args, params: Params) -> None:
                                               params.analysis.layer_transfer_seeds)
     settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
     full = resolve("full", params.finetune)
-    for step in steps:
-        run_seeds(settings, tokens, full, seeds, pretrain_dir=layout.PRETRAIN, pretrain_step=step,
-                  out_root=layout.transfer_curve_runs(args.task, step, root))
+    job = layout.transfer_curve_task(args.task, root)
+    with job_state(layout.training_state(job), f"the transfer curve into {job}") as stop:
+        for step in steps:
+            runs = layout.transfer_curve_runs(args.task, step, root)
+            run_seeds(settings, tokens, full, seeds, pretrain_dir=layout.PRETRAIN, pretrain_step=step,
+                      out_root=runs, state_root=layout.training_state(runs), stop=stop)

@@ -51,7 +51,8 @@ def start(device: str = "auto", key: str = "pretrain.device") -> Runtime:
     """Read torchrun's variables, pick the device and join the process group (several processes only)."""
     rank, world_size = _environment_int("RANK", 0), _environment_int("WORLD_SIZE", 1)
     local_rank = _environment_int("LOCAL_RANK", rank)
-    chosen = precision.resolve_device(device, local_rank, key)
+    launched = "LOCAL_RANK" in os.environ or "RANK" in os.environ  # else one job: it may claim a free GPU
+    chosen = precision.resolve_device(device, local_rank if launched else None, key, claim=True)
     if chosen.type == "cuda":
         torch.cuda.set_device(chosen)
     if world_size > 1 and not dist.is_initialized():

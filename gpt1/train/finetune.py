@@ -16,88 +16,40 @@ task, gpt1/model/task_tokens.py); each run writes exactly what a process of its 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
-import math
 import time
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Sequence
 
 import torch
-from tqdm import tqdm
 
 from gpt1.atomic import atomic_directory
 from gpt1.config import FinetuneParams, Params, TransformerParams
+from gpt1.digests import sha256_of
 from gpt1.errors import UserError
 from gpt1.eval.metrics import DIGITS, score
 from gpt1.layout import RUN_CARD, RUN_METRICS, RUN_WEIGHTS, run_predictions, seed_run
 from gpt1.methods import ResolvedMethod
-from gpt1.model.heads import Batch, TaskModel, collate
+from gpt1.model.heads import TaskModel, collate
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.model.transforms import EncodedExample
 from gpt1.train import precision
-from gpt1.train.loop import TrainingState
+from gpt1.train.finetune_loop import batch_losses, train  # noqa: F401 (batch_losses: the loop's, named here too)
+from gpt1.train.finetune_state import fingerprint, seed_state
+from gpt1.train.interrupt import StopRequest, Stopped
 from gpt1.train.run_card import RunCard, model_card
-from gpt1.train.schedules import warmup_linear
-from gpt1.train.starting_model import context_length, language_model
+from gpt1.train.starting_model import context_length, language_model, starting_weights
 
 log = logging.getLogger(__name__)
 
 # Evaluation keeps no activations for a backward pass, so it batches wider than training: fewer, larger
 # matrix products (sequences of similar length are batched together, so little of it is padding).
 EVAL_BATCH_SIZE = 64
-
-
-# --- optimisation ---------------------------------------------------------------------------------------
-
-def _batches(count: int, size: int, generator: torch.Generator) -> list[list[int]]:
-    order = torch.randperm(count, generator=generator).tolist()
-    return [order[start:start + size] for start in range(0, count, size)]
-
-
-def batch_losses(task_model: TaskModel, batch: Batch, lm_coef: float) -> tuple[torch.Tensor, ...]:
-    """(L3, L2, L1) of one batch. Where λ = 0 skips the LM, L1 is a zero made from L2, so it sits on the
-    model's device in L2's dtype: the update stacks the three (a CPU zero beside CUDA losses fails there)."""
-    loss, task_loss, language_loss = task_model.loss(batch, lm_coef)
-    return loss, task_loss, language_loss if language_loss is not None else torch.zeros_like(task_loss)
-
-
-def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: FinetuneParams, lm_coef: float,
-          lr: float, seed: int, device: torch.device, label: str = "fine-tuning",
-          lr_key: str = "finetune.lr") -> list[dict[str, float]]:
-    """Fine-tune in place with params' `finetune` section at `lr`; returns mean losses per epoch (L3, L2, L1). A
-    non-finite loss stops it with one line naming `label` and `lr_key`, the params key `lr` came from
-    (loop.Diverged)."""
-    per_epoch = math.ceil(len(examples) / settings.batch_size)
-    total = per_epoch * settings.epochs
-    warmup = math.ceil(settings.warmup_fraction * total)
-    state = TrainingState.start(task_model, task_model.parameter_groups(settings.weight_decay), lr,
-                                settings.betas, settings.eps, lambda step: warmup_linear(step, total, warmup),
-                                label=label, knobs=f"{lr_key} (or finetune.grad_clip)")
-    autocast = precision.autocast(device, settings.dtype, many_shapes=True)
-    generator = torch.Generator().manual_seed(seed)
-
-    def losses_of(indices: list[int]):
-        return batch_losses(task_model, collate([examples[i] for i in indices], task_model.regression).to(device),
-                            lm_coef)
-
-    task_model.train()
-    history = []
-    progress = tqdm(total=total, desc="fine-tune", unit="update", disable=None)
-    for epoch in range(settings.epochs):
-        sums = {"loss": 0.0, "task_loss": 0.0, "lm_loss": 0.0}
-        for indices in _batches(len(examples), settings.batch_size, generator):
-            losses, _ = state.update([lambda: losses_of(indices)], settings.grad_clip, autocast=autocast)
-            state.position += 1
-            for name, value in zip(sums, losses.tolist()):
-                sums[name] += value
-            progress.update()
-        history.append({name: round(value / per_epoch, 4) for name, value in sums.items()})
-        log.info("epoch %d: %s", epoch + 1, history[-1])
-    progress.close()
-    return history
 
 
 @torch.no_grad()
@@ -162,6 +114,18 @@ class Prepared:
     def task(self) -> str:
         return self.tokens.task
 
+    _weights_digests: dict[Path, str] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def tokens_digest(self) -> str:
+        """The sha256 of the task's tokens (what a seed's fingerprint says of its data)."""
+        return tokens_digest(self.tokens)
+
+    def weights_digest(self, path: Path) -> str:
+        if path not in self._weights_digests:
+            self._weights_digests[path] = sha256_of(path)
+        return self._weights_digests[path]
+
     def encoded(self, n_ctx: int) -> dict[str, list[EncodedExample]]:
         """The splits as input sequences, built on first use: n_ctx comes from the starting model (the same for
         every seed of a method), and building them draws no random numbers, so caching changes nothing."""
@@ -171,7 +135,7 @@ class Prepared:
 
 
 def prepare(settings: Settings, tokens: TaskTokens, pretrain_dir: Path) -> Prepared:
-    device = precision.resolve_device(settings.finetune.device, key="finetune.device")
+    device = precision.resolve_device(settings.finetune.device, key="finetune.device", claim=True)
     precision.announce(device, settings.finetune.dtype, settings.finetune.device, key="finetune.device")
     return Prepared(settings=settings, tokens=tokens, pretrain_dir=Path(pretrain_dir), device=device)
 
@@ -213,8 +177,11 @@ def strict_json(value, **options) -> str:
 
 
 def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Path, transfer_layers: int | None = None,
-             save_weights: bool = False, pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
-    """Fine-tune and evaluate one seed of a prepared task; writes what a process of its own would, byte for byte."""
+             save_weights: bool = False, pretrain_step: int | None = None, state_root: Path | None = None,
+             stop: StopRequest | None = None) -> dict[str, dict[str, float]]:
+    """Fine-tune and evaluate one seed of a prepared task; writes what a process of its own would, byte for byte.
+    With `state_root` (gpt1/train/finetune_state.py), a seed finished there with the same fingerprint is copied back
+    instead of trained, an unfinished one resumes, and SIGTERM (`stop`) saves it after the update in progress."""
     settings, tokens, device = prepared.settings, prepared.tokens, prepared.device
     started = time.perf_counter()
     # Reseeding replaces all of the global generator's state (CPU and CUDA), so an earlier seed in the same
@@ -223,6 +190,12 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
     model = language_model(method, tokens.vocab_size, prepared.pretrain_dir, settings.fresh_model, transfer_layers,
                            pretrain_step)
     n_ctx = context_length(model, settings.fresh_model)
+    name = f"{prepared.task}/{run_name(method.name, transfer_layers, pretrain_step)}/seed{seed}"
+    state = seed_state(state_root, seed, _signature(prepared, method, seed, model, n_ctx, transfer_layers,
+                                                     pretrain_step, save_weights), settings.finetune.save_interval)
+    if state is not None and state.restore_finished([out_dir]):
+        log.info("%s: finished before (%s); its files are copied back, not trained again", name, state.folder)
+        return json.loads((Path(out_dir) / RUN_METRICS).read_text())
     task_model = TaskModel(model, tokens.spec, settings.finetune.classifier_dropout).to(device)
     encoded = prepared.encoded(n_ctx)
     if task_model.regression:  # never an empty split: gpt1/data/task_data.py checked each when it read the task
@@ -231,8 +204,7 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
              seed, len(encoded["train"]), method.lm_coef, method.lr, n_ctx)
     built = time.perf_counter()
     history = train(task_model, encoded["train"], settings.finetune, method.lm_coef, method.lr, seed, device,
-                    label=f"finetune {prepared.task}/{run_name(method.name, transfer_layers, pretrain_step)}/seed{seed}",
-                    lr_key=method.lr_key)
+                    label=f"finetune {name}", lr_key=method.lr_key, resume=state, stop=stop)
     trained = time.perf_counter()
     results, predictions = _evaluate(task_model, encoded, prepared)
     metrics = {split: results[split]["metrics"] for split in results}
@@ -242,10 +214,38 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
                    saved_weights=save_weights, precision=precision.describe(device, settings.finetune.dtype))
     weights = (task_model, TaskRun(prepared.task, method.name, seed, n_ctx, tokens.spec)) if save_weights else None
     _write(Path(out_dir), predictions, metrics, model_card(card, settings.finetune, settings.sample_seed, tokens), weights)
+    if state is not None:
+        state.keep_finished([out_dir])
     log.info("%s / %s / seed %d: test %s; seconds: %.1f model (and encoding, first seed), %.1f training, "
              "%.1f evaluating", prepared.task, method.name, seed, metrics["test"], built - started, trained - built,
              time.perf_counter() - trained)
     return metrics
+
+
+def _signature(prepared: Prepared, method: ResolvedMethod, seed: int, model, n_ctx: int, transfer_layers: int | None,
+               pretrain_step: int | None, save_weights: bool) -> str:
+    """The fingerprint of one seed: every input that shapes its files (finetune_state.fingerprint)."""
+    settings = prepared.settings.finetune
+    weights = starting_weights(method, prepared.pretrain_dir, pretrain_step)
+    return fingerprint({
+        "finetune": {key: getattr(settings, key) for key in TRAINING_KEYS}, "sample_seed": prepared.settings.sample_seed,
+        "method": asdict(method), "seed": seed, "transfer_layers": transfer_layers, "pretrain_step": pretrain_step,
+        "save_weights": save_weights, "model": asdict(model.config), "n_ctx": n_ctx,
+        "starting_weights": None if weights is None else prepared.weights_digest(weights),
+        "tokens": prepared.tokens_digest})
+
+
+# The `finetune` keys a seed's training and evaluation read (the tokens' digest covers the sampling keys).
+TRAINING_KEYS = ("batch_size", "epochs", "warmup_fraction", "classifier_dropout", "betas", "eps", "weight_decay",
+                 "grad_clip", "device", "dtype")
+
+
+def tokens_digest(tokens: TaskTokens) -> str:
+    digest = hashlib.sha256(json.dumps([tokens.task, tokens.spec.to_json(), tokens.full_sizes, tokens.vocab_size,
+                                        asdict(tokens.special)], sort_keys=True).encode())
+    for split, tokenized in sorted(tokens.splits.items()):
+        digest.update(json.dumps([split, tokenized.texts, tokenized.labels]).encode())
+    return digest.hexdigest()
 
 
 def run_name(method: str, transfer_layers: int | None, pretrain_step: int | None) -> str:
@@ -257,15 +257,24 @@ def run_name(method: str, transfer_layers: int | None, pretrain_step: int | None
 
 def run_seeds(settings: Settings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *, pretrain_dir: Path,
               out_root: Path, transfer_layers: int | None = None, keep_weights_of: Sequence[int] = (),
-              pretrain_step: int | None = None) -> dict[int, dict[str, dict[str, float]]]:
+              pretrain_step: int | None = None, state_root: Path | None = None,
+              stop: StopRequest | None = None) -> dict[int, dict[str, dict[str, float]]]:
     """Every seed of one (task, method) in this process, from the task's tokens (`TaskTokens.load` of the
     encode_task stage's folder, or `TaskTokens.encode`). Seed S goes to out_root/seedS, with its fine-tuned
-    weights when S is in `keep_weights_of`; returns {seed: metrics}."""
+    weights when S is in `keep_weights_of`; returns {seed: metrics}. With `state_root` each seed keeps its state
+    there (gpt1/train/finetune_state.py), and a stop signal `stop` saw (`finetune_state.job_state`) ends the run
+    after the update in progress with that state saved (interrupt.Stopped: a scheduler's retry resumes it)."""
     prepared = prepare(settings, tokens, pretrain_dir)
     log.info("%s: seeds %s", tokens.task, list(seeds))
-    return {seed: run_seed(prepared, method, seed, seed_run(out_root, seed), transfer_layers,
-                           save_weights=seed in keep_weights_of, pretrain_step=pretrain_step)
-            for seed in seeds}
+    metrics = {}
+    for seed in seeds:
+        if stop is not None and stop.received is not None:  # between seeds: every earlier one is kept
+            raise Stopped(f"finetune {tokens.task}: stopped by {stop.received.name} before seed {seed}; the finished "
+                          f"seeds are kept in {state_root}: run the stage again to continue")
+        metrics[seed] = run_seed(prepared, method, seed, seed_run(out_root, seed), transfer_layers,
+                                 save_weights=seed in keep_weights_of, pretrain_step=pretrain_step,
+                                 state_root=state_root, stop=stop if state_root is not None else None)
+    return metrics
 
 
 def run(settings: Settings, tokens: TaskTokens, method: ResolvedMethod, seed: int, *, pretrain_dir: Path, out_dir: Path,

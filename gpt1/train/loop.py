@@ -114,14 +114,18 @@ class TrainingState:
                         "match an uninterrupted run", len(saved["rng"]), runtime.world_size)
 
 
-def save_state(state: TrainingState, path: Path, signature: str, runtime: distributed.Runtime) -> None:
-    """Replace `path` atomically with the state and every rank's RNG states (a collective: call on all ranks)."""
+def save_state(state: TrainingState, path: Path, signature: str, runtime: distributed.Runtime,
+               extra: dict[str, Any] | None = None) -> None:
+    """Replace `path` atomically with the state and every rank's RNG states (a collective: call on all ranks);
+    `extra`: what else the loop needs to continue (tensors and plain values), saved under "extra"."""
     rng = distributed.all_gather_objects(distributed.capture_rng(), runtime)
     if not runtime.is_main:
         return
     saved = {"signature": signature, "step": state.step, "position": state.position, "history": state.history,
              "model": state.model.state_dict(), "optimizer": state.optimizer.state_dict(),
              "scheduler": state.scheduler.state_dict(), "rng": rng}
+    if extra is not None:
+        saved["extra"] = extra
     with atomic_path(path) as temporary:
         torch.save(saved, temporary)
 

@@ -15,6 +15,7 @@ import os
 import torch
 
 from gpt1.errors import UserError
+from gpt1.train import gpu_claim
 
 log = logging.getLogger(__name__)
 
@@ -92,17 +93,22 @@ def _device_reason(device: torch.device, device_setting: str, key: str) -> str:
     return f"{key} is auto and no CUDA device is visible (torch built with CUDA {torch.version.cuda})"
 
 
-def resolve_device(setting: str, local_rank: int = 0, key: str = "device") -> torch.device:
+def resolve_device(setting: str, local_rank: int | None = None, key: str = "device", claim: bool = False) -> torch.device:
     """The one place a device setting ("auto", "cpu", "cuda") becomes a device; `key` names the params
-    entry in messages."""
+    entry in messages. `local_rank`: the GPU a launcher gave this process (torchrun's LOCAL_RANK). Without one, a
+    training job (`claim`) on a machine with several GPUs takes a free one (gpt1/train/gpu_claim.py), so that jobs
+    run side by side each get their own; anything else takes cuda:0."""
     if setting not in ("auto", "cpu", "cuda"):
         raise UserError(f"{key} is {setting!r}; use auto, cpu or cuda")
     if setting == "cpu" or (setting == "auto" and not torch.cuda.is_available()):
         return torch.device("cpu")
     if not torch.cuda.is_available():
         raise UserError(f"{key} is 'cuda' but no CUDA device is visible; use 'auto' or 'cpu'")
-    if local_rank >= torch.cuda.device_count():
-        raise UserError(f"LOCAL_RANK {local_rank} but only {torch.cuda.device_count()} CUDA device(s); "
+    count = torch.cuda.device_count()
+    if local_rank is None:
+        local_rank = gpu_claim.claim(count, key) if claim and count > 1 and not gpu_claim.given_devices() else 0
+    if local_rank >= count:
+        raise UserError(f"LOCAL_RANK {local_rank} but only {count} CUDA device(s); "
                         "start at most one process per GPU (torchrun --nproc_per_node)")
     device = torch.device("cuda", local_rank)
     deterministic(device)

@@ -23,7 +23,6 @@ import contextlib
 import json
 import logging
 import math
-import os
 import shutil
 import time
 from pathlib import Path
@@ -36,7 +35,7 @@ from tqdm import tqdm
 
 from gpt1.train import distributed, precision
 from gpt1.train.flops import flops_per_token, gpu_peak, model_flops_utilisation
-from gpt1.atomic import atomic_directory, remove_stale_temporaries
+from gpt1.atomic import atomic_directory, link_or_copy, remove_stale_temporaries
 from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplexity, windows_to_batch
 from gpt1.train.pretrain_settings import Kind, Settings, batch_split, run_signature
 from gpt1.train.distributed import seed_everything
@@ -275,7 +274,7 @@ class Trainer:
             log.warning("checkpoints for update(s) %s are missing from %s (removed by hand?)", missing, self.staging)
         with atomic_directory(self.out_dir / CHECKPOINTS) as folder:
             for _, checkpoint in sorted(kept_checkpoints(self.staging).items()):
-                _link_or_copy(checkpoint, folder / checkpoint.name)
+                link_or_copy(checkpoint, folder / checkpoint.name)
         save_model(self.model, self.out_dir / MODEL_FILE)
         remove_stale_temporaries(self.out_dir)
 
@@ -289,9 +288,3 @@ def _log_step(live, entry: dict[str, Any]) -> None:
         if name != "step":
             live.log_metric(name, value)
 
-
-def _link_or_copy(source: Path, destination: Path) -> None:
-    try:
-        os.link(source, destination)
-    except OSError:  # another file system, or links not allowed
-        shutil.copy2(source, destination)

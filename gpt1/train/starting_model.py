@@ -49,6 +49,15 @@ def checkpoint_path(kind: str, step: int, pretrain_dir: Path) -> Path:
     return path
 
 
+def starting_weights(method: ResolvedMethod, pretrain_dir: Path, pretrain_step: int | None = None) -> Path | None:
+    """The file of pretrained weights a run of `method` loads (with `pretrain_step`, the checkpoint kept after that
+    update); None for a method that starts from random weights."""
+    if method.starts_from is None:
+        return None
+    return pretrained_model(method.starts_from, pretrain_dir) if pretrain_step is None \
+        else checkpoint_path(method.starts_from, pretrain_step, pretrain_dir)
+
+
 def language_model(method: ResolvedMethod, vocab_size: int, pretrain_dir: Path, fresh: TransformerParams,
                    transfer_layers: int | None = None, pretrain_step: int | None = None) -> LanguageModel:
     """The method's starting model: its final pretrained weights or, with
@@ -60,8 +69,7 @@ def language_model(method: ResolvedMethod, vocab_size: int, pretrain_dir: Path, 
             raise UserError(f"transfer_layers and pretrain_step need pretrained weights; {method.name!r} starts from "
                             "random weights")
         return build_model(TRANSFORMER, model_config(fresh, vocab_size))
-    model = pretrained(pretrained_model(starts_from, pretrain_dir) if pretrain_step is None
-                       else checkpoint_path(starts_from, pretrain_step, pretrain_dir), vocab_size)
+    model = pretrained(starting_weights(method, pretrain_dir, pretrain_step), vocab_size)
     if transfer_layers is not None:
         if starts_from != TRANSFORMER:
             raise UserError(f"transfer_layers applies to methods that start from the pretrained Transformer, "
