@@ -31,6 +31,7 @@ import torch
 from gpt1 import layout
 from gpt1.errors import UserError
 from gpt1.model.lm import GPT1, TransformerConfig, decay_groups
+from gpt1.model.lm_loss import checked_lm_loss_kind
 from gpt1.train import precision
 from gpt1.train.flops import Peak, flops_per_token, gpu_peak, measured_peak, model_flops_utilisation
 from gpt1.train.loop import build_optimizer
@@ -123,7 +124,8 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     tokens = torch.randint(0, config.vocab_size, (batch, seq + 1), generator=generator).to(device_)
     input_ids, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
     torch.manual_seed(seed)
-    models = {"gpt1": GPT1(config).use_lm_loss(lm_loss).to(device_).train()}
+    models = {"gpt1": GPT1(config).to(device_).train()}
+    models["gpt1"].lm_loss_kind = checked_lm_loss_kind(lm_loss)
     if reference:
         models["transformers"] = build_reference(config).to(device_).train()
     per_token = flops_per_token(models["gpt1"].num_parameters(), config.n_layer, config.d_model, seq)

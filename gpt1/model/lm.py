@@ -24,7 +24,7 @@ from gpt1.model import safetensors_file
 from gpt1.model.dropout import Dropout, dropout
 from gpt1.model.kinds import LSTM, TRANSFORMER
 from gpt1.errors import UserError
-from gpt1.model.lm_loss import LM_LOSS_KINDS, dense_linear_cross_entropy, linear_cross_entropy
+from gpt1.model.lm_loss import mean_lm_loss
 
 
 @dataclass
@@ -78,7 +78,8 @@ class LanguageModel(nn.Module):
     # Whether a batch's rows may run as groups of similar length (gpt1/model/heads.py): a Transformer pass costs
     # what its padded tokens cost, while the LSTM's time steps run one after another whatever the rows.
     groups_rows_by_length: bool
-    # How lm_loss computes the loss (gpt1/model/lm_loss.py): not part of the config, so no checkpoint records it.
+    # How lm_loss computes the loss (gpt1/model/lm_loss.py's LM_LOSS_KINDS; the same value and gradients either way):
+    # not part of the config, so no checkpoint records it. Set it with lm_loss.checked_lm_loss_kind.
     lm_loss_kind: str = "chunked"
 
     def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
@@ -94,17 +95,8 @@ class LanguageModel(nn.Module):
     def lm_loss(self, hidden_states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """Mean next-token loss of hidden states (..., width) against targets (...), -100 = ignore."""
         features = self.output_features(hidden_states)
-        rows, targets = features.reshape(-1, features.shape[-1]), targets.reshape(-1)
-        if self.lm_loss_kind == "dense":
-            return dense_linear_cross_entropy(rows, self.tokens_embed.weight, targets)
-        return linear_cross_entropy(rows, self.tokens_embed.weight, targets)
-
-    def use_lm_loss(self, kind: str) -> "LanguageModel":
-        """Compute the LM loss the `kind` way (LM_LOSS_KINDS); the same value and gradients either way."""
-        if kind not in LM_LOSS_KINDS:
-            raise UserError(f"unknown LM loss {kind!r}; use one of {', '.join(LM_LOSS_KINDS)}")
-        self.lm_loss_kind = kind
-        return self
+        return mean_lm_loss(self.lm_loss_kind, features.reshape(-1, features.shape[-1]), self.tokens_embed.weight,
+                            targets.reshape(-1))
 
     def forward(self, input_ids: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
         """Logits (B, T, V); with `targets` (B, T, already shifted, -100 = ignore) the mean loss instead."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import torch
 
+from gpt1.errors import UserError
+
 IGNORE_INDEX = -100
 # The two ways to compute it: "chunked" (below) never holds the logits; "dense" is the plain
 # F.cross_entropy(F.linear(h, W)), which holds (tokens x vocab) logits but hands torch.compile one graph to fuse
@@ -106,3 +108,16 @@ def dense_linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, targe
     logits = torch.nn.functional.linear(hidden, weight).float()
     summed = torch.nn.functional.cross_entropy(logits, targets, ignore_index=IGNORE_INDEX, reduction="sum")
     return summed / (targets != IGNORE_INDEX).sum().clamp(min=1).float()
+
+
+def checked_lm_loss_kind(kind: str) -> str:
+    if kind not in LM_LOSS_KINDS:
+        raise UserError(f"unknown LM loss {kind!r}; use one of {', '.join(LM_LOSS_KINDS)}")
+    return kind
+
+
+def mean_lm_loss(kind: str, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """The mean LM loss computed the `kind` way (LM_LOSS_KINDS)."""
+    if kind == "dense":
+        return dense_linear_cross_entropy(hidden, weight, targets)
+    return linear_cross_entropy(hidden, weight, targets)
