@@ -152,6 +152,11 @@ class PretrainParams(Section):
     # auto: bf16 autocast where the hardware has native bf16 (CUDA, AVX512-BF16/AMX CPUs), else fp32
     dtype: Literal["auto", "float32", "bfloat16"]
     compile: bool
+    # How the LM loss is computed (gpt1/model/lm_loss.py): chunked never holds the logits; dense hands torch.compile
+    # one graph to fuse. The same value and gradients, other rounding.
+    lm_loss: Literal["chunked", "dense"]
+    # CUDA: ask for deterministic kernels (gpt1/train/precision.py); false lets faster non-deterministic ones run
+    deterministic: bool
     # auto: one per GPU the job is given (SLURM's or CUDA_VISIBLE_DEVICES), else one; above one, `gpt1 pretrain`
     # starts them through torchrun's launcher (gpt1/train/launch.py)
     processes_per_node: Literal["auto"] | Annotated[StrictInt, Field(ge=1, le=64)]

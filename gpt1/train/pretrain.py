@@ -90,9 +90,11 @@ class Trainer:
             raise UserError(f"{tokens_dir / 'meta.json'} not found; run the tokenize stage first")
         vocab_size = json.loads((tokens_dir / "meta.json").read_text())["vocab_size"]
         self.train_tokens, self.val_tokens = load_tokens(tokens_dir, "train"), load_tokens(tokens_dir, "val")
+        deterministic = self.p.deterministic  # read on every device: DVC re-runs the stage when it changes
         if runtime.device.type == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
+            torch.use_deterministic_algorithms(deterministic, warn_only=True)
         self.config = model_config(settings.size, vocab_size)
         torch.manual_seed(settings.seed)  # the same initial weights on every rank
         self.model = build_model(kind, self.config)
@@ -100,6 +102,7 @@ class Trainer:
             self.model = initial_weights(Path(self.p.init_from), self.config).train()
             log.info("starting from %s (%d parameters)", self.p.init_from, self.model.num_parameters())
         self.model = self.model.to(runtime.device)
+        self.model.lm_loss_kind = self.p.lm_loss
         self.device_choice = precision.announce(runtime.device, self.p.dtype, self.p.device, key="pretrain.device")
         self.peak = gpu_peak(torch.cuda.get_device_name(runtime.device), "bf16" if precision.uses_bf16(
             runtime.device, self.p.dtype) else "tf32") if runtime.device.type == "cuda" else None
