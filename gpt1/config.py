@@ -18,7 +18,7 @@ from gpt1.layout import training_updates
 from gpt1.methods import METHODS
 from gpt1.model.kinds import LSTM, TRANSFORMER
 from gpt1.params_files import DEFAULT_PARAMS, compose_raw
-from gpt1.params_checks import layer_transfer_fits, transfer_curve_fits
+from gpt1.params_checks import layer_transfer_fits, scored_tasks_fit, transfer_curve_fits
 from gpt1.params_section import Section
 from gpt1.params_user_data import FAMILY_TAGS, CorpusPath, UserName, UserTask, outside_the_pipeline
 
@@ -251,6 +251,7 @@ class Params(Section):
             raise ValueError("pretrain.max_steps is 0 (the Transformer's weights as init_from gives them), but the "
                              "LSTM has no released weights and would be published untrained; set "
                              "pretrain.lstm.max_steps to the updates it should train")
+        scored_tasks_fit(self)
         layer_transfer_fits(self)
         transfer_curve_fits(self)
         return self

@@ -12,6 +12,7 @@ import yaml
 
 from gpt1 import layout
 from gpt1.config import parse_params
+from gpt1.data.paper_tasks import PAPER_TASKS
 from gpt1.model.lm import build_model, save_model
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.train.starting_weights import record_text
@@ -34,7 +35,10 @@ def finetune_project(folder: Path, tasks=("rt_polarity",), **finetune) -> Path:
     bpe = tiny_bpe()
     bpe.save(folder / layout.BPE)
     for task in tasks:
-        write_task(folder / layout.TASKS / task, SPECS[task])
+        spec = SPECS[task] if task in SPECS else PAPER_TASKS[task].spec
+        # a task scored with another's model has that task's train and dev rows (as `gpt1 prepare` carves them) and
+        # a test set of its own
+        write_task(folder / layout.TASKS / task, spec, offsets=(0, 100, 300 if spec.model_of else 200))
         tokens: TaskTokens = tokens_of(params, task, folder / layout.TASKS, folder / layout.BPE)
         tokens.save(folder / layout.task_tokens(task, folder / layout.TASK_TOKENS))
     torch.manual_seed(0)

@@ -141,6 +141,28 @@ def test_a_known_paper_task_is_accepted(raw):
     assert paper in params.data.tasks
 
 
+# --- a task scored with another task's model (mnli_mm with mnli's) trains nothing ---------------------------------
+
+def test_a_task_scored_with_another_tasks_model_needs_that_task(raw):
+    tasks = raw["data"]["tasks"]
+    with pytest.raises(UserError) as error:
+        parse_params(edited(raw, "data.tasks", [*tasks, "mnli_mm"]), "p")
+    message = str(error.value)
+    assert "\n" not in message and "'mnli_mm' is scored with mnli's fine-tuned model" in message
+    assert "add mnli to data.tasks" in message
+    assert parse_params(edited(raw, "data.tasks", [*tasks, "mnli", "mnli_mm"])).data.tasks[-2:] == ["mnli", "mnli_mm"]
+
+
+@pytest.mark.parametrize("key", ["layer_transfer_tasks", "transfer_curve_tasks"])
+def test_the_one_task_analyses_refuse_a_task_that_trains_no_model(key, raw):
+    both = edited(raw, "data.tasks", [*raw["data"]["tasks"], "mnli", "mnli_mm"])
+    with pytest.raises(UserError) as error:
+        parse_params(edited(both, f"analysis.{key}", ["mnli_mm"]), "p")
+    message = str(error.value)
+    assert "\n" not in message and f"analysis.{key}: 'mnli_mm' trains no model of its own" in message
+    assert "name mnli instead" in message
+
+
 # --- Figure 2 (left) reuses the finetune stage's full runs for k = model.n_layer ---------------------------
 
 def test_layer_transfer_refuses_all_layers_and_points_to_the_full_run(raw):

@@ -75,10 +75,10 @@ SPECS = {
 }
 
 
-def write_task(folder: Path, spec: TaskSpec, sizes=(16, 8, 8)) -> None:
+def write_task(folder: Path, spec: TaskSpec, sizes=(16, 8, 8), offsets=(0, 100, 200)) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "task.json").write_text(spec.to_json())
-    for split, count, offset in zip(("train", "dev", "test"), sizes, (0, 100, 200)):
+    for split, count, offset in zip(("train", "dev", "test"), sizes, offsets):
         write_examples(folder / f"{split}.jsonl", _examples(spec.family, count, offset))
 
 

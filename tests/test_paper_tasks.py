@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import json
 import http.server
 import re
 import threading
@@ -19,6 +20,7 @@ from gpt1.data.records import ClassificationExample as C
 from gpt1.data.records import EntailmentExample as E
 from gpt1.data.records import MultipleChoiceExample as M
 from gpt1.data.records import SimilarityExample as S
+from gpt1.data.records import TaskSpec
 from gpt1.data.sources import LocalFolder, Source, UrlArchive, fetch_source
 from gpt1.data.tasks import make_splits
 
@@ -342,3 +344,33 @@ def test_malformed_rows_name_the_file_and_row(case, tmp_path):
 def test_a_missing_file_says_to_download(tmp_path):
     with pytest.raises(UserError, match=r"glue_cola/CoLA/train\.tsv is missing; run `gpt1 download`"):
         PAPER_TASKS["cola"].load(tmp_path)
+
+
+def test_mnli_mm_is_scored_with_mnlis_model_and_its_splits_are_cut_like_mnlis(server, tmp_path):
+    """One MNLI model for both sets: mnli_mm names mnli's model, and its train and dev splits are mnli's (the same
+    rows, carved with mnli's shuffle), so its dev and test hold no row that model trained on."""
+    fetch_source(served(server, PAPER_SOURCES["glue_mnli"], fx.zip_bytes(fx.MNLI)), tmp_path / "cache", tmp_path / "raw")
+    extra = [E(f"Premise number {i}.", f"Hypothesis number {i}.", i % 3) for i in range(37)]  # enough to carve from
+    splits = {}
+    for task in ("mnli", "mnli_mm"):
+        found = PAPER_TASKS[task].load(tmp_path / "raw")
+        found["train"] += extra
+        splits[task] = make_splits(found, task, seed=0, dev_fraction=0.25, test_fraction=0.25,
+                                   carve_as=PAPER_TASKS[task].spec.model_of)
+    assert PAPER_TASKS["mnli_mm"].spec.model_of == "mnli" and PAPER_TASKS["mnli"].spec.model_of is None
+    assert splits["mnli_mm"]["train"] == splits["mnli"]["train"] and splits["mnli_mm"]["dev"] == splits["mnli"]["dev"]
+    assert splits["mnli_mm"]["test"] == CASES["mnli_mm"][1]["dev"] != splits["mnli"]["test"]  # the mismatched file
+    trained_on = set(splits["mnli"]["train"])
+    assert not trained_on & set(splits["mnli_mm"]["dev"] + splits["mnli_mm"]["test"])
+    # without mnli's shuffle, mnli_mm's dev would be other rows of the file mnli trains on
+    own = make_splits(PAPER_TASKS["mnli_mm"].load(tmp_path / "raw") | {"train": MNLI_TRAIN + extra}, "mnli_mm", seed=0,
+                      dev_fraction=0.25, test_fraction=0.25)
+    assert trained_on & set(own["dev"])
+
+
+def test_model_of_is_written_only_where_set():
+    """A task that trains its own model keeps the task.json it always had; mnli_mm's says whose model scores it."""
+    assert "model_of" not in PAPER_TASKS["mnli"].spec.to_json()
+    for task in ("mnli", "mnli_mm"):
+        spec = PAPER_TASKS[task].spec
+        assert TaskSpec.from_dict(json.loads(spec.to_json())) == spec

@@ -77,7 +77,7 @@ def prepare_tasks(data, seed: int, raw: Path, out: Path,
             found = {split: list(itertools.islice(fixed, len(examples))) for split, examples in found.items()}
             found, duplicates = drop_duplicates(found) if task.deduplicate else (found, 0)
             splits = make_splits(found, name, seed, data.task_dev_fraction, data.task_test_fraction,
-                                 task.carved_fractions)
+                                 task.carved_fractions, carve_as=task.spec.model_of)
             for split, examples in splits.items():
                 write_examples(staging / name / f"{split}.jsonl", examples)
             atomic_write_text(staging / name / TASK_SPEC, task.spec.to_json())

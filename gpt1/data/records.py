@@ -70,6 +70,9 @@ class TaskSpec:
     metrics: tuple[Metric, ...]
     source: str
     stands_for: str = ""
+    # The task whose fine-tuned model this one is scored with on its own dev and test splits, training none of its
+    # own (MNLI mismatched: mnli's model, as the paper evaluates one MNLI model on both sets); None: it trains its own.
+    model_of: str | None = None
 
     @property
     def primary_metric(self) -> str:
@@ -82,7 +85,12 @@ class TaskSpec:
         return self.family == "similarity" and not self.labels
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), indent=2) + "\n"
+        """The spec as task.json holds it; `model_of` only where it is set, so a task that trains its own model
+        keeps the file it always had."""
+        fields = dataclasses.asdict(self)
+        if fields["model_of"] is None:
+            del fields["model_of"]
+        return json.dumps(fields, indent=2) + "\n"
 
     @classmethod
     def from_dict(cls, raw: dict) -> "TaskSpec":

@@ -60,16 +60,19 @@ def majority_rate(examples: list[Example]) -> float:
 
 
 def make_splits(found: dict[str, list[Example]], task: str, seed: int, dev_fraction: float,
-                test_fraction: float, fractions: dict[str, float] | None = None) -> dict[str, list[Example]]:
+                test_fraction: float, fractions: dict[str, float] | None = None,
+                carve_as: str | None = None) -> dict[str, list[Example]]:
     """Fill in missing dev/test splits deterministically from train (seeded shuffle, then slice); a task's
-    own `fractions` override dev_fraction and test_fraction."""
+    own `fractions` override dev_fraction and test_fraction. `carve_as` names the task whose shuffle to use (a task
+    scored with another's model, TaskSpec.model_of: the same train file cut the same way, so its dev split holds
+    no row that model trained on)."""
     if not found.get("train"):
         raise UserError(f"task '{task}': the training split is empty; check its source files in data/raw")
     splits = {name: list(examples) for name, examples in found.items() if examples}
     if "test" not in splits and "dev" in splits:
         splits["test"] = splits.pop("dev")
     train = splits["train"]
-    random.Random(f"{seed}-{task}").shuffle(train)
+    random.Random(f"{seed}-{carve_as or task}").shuffle(train)
     wanted = [name for name in ("test", "dev") if name not in splits]
     fractions = {"test": test_fraction, "dev": dev_fraction, **(fractions or {})}
     for name in wanted:

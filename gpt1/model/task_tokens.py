@@ -66,11 +66,20 @@ class TaskTokens:
     @classmethod
     def load(cls, folder: Path) -> "TaskTokens":
         folder = Path(folder)
-        if not (folder / INFO).is_file():
-            raise UserError(f"{folder / INFO} not found; run `gpt1 encode-task --task {folder.name}` (dvc repro does)")
-        info = json.loads((folder / INFO).read_text())
+        info = _info(folder)
         splits = {}
         for split in SPLITS:
             rows = [json.loads(line) for line in (folder / f"{split}.jsonl").read_text().splitlines()]
             splits[split] = TokenizedSplit([row["texts"] for row in rows], [row["label"] for row in rows])
         return cls(info["task"], TaskSpec.from_dict(info["spec"]), splits, info["full_sizes"], info["vocab_size"], SpecialIds(**info["special"]))
+
+
+def _info(folder: Path) -> dict:
+    if not (folder / INFO).is_file():
+        raise UserError(f"{folder / INFO} not found; run `gpt1 encode-task --task {folder.name}` (dvc repro does)")
+    return json.loads((folder / INFO).read_text())
+
+
+def read_spec(folder: Path) -> TaskSpec:
+    """The spec of the task encoded in `folder`, without reading its tokens."""
+    return TaskSpec.from_dict(_info(Path(folder))["spec"])

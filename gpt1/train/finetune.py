@@ -20,7 +20,7 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Sequence
@@ -178,10 +178,12 @@ def strict_json(value, **options) -> str:
 
 def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Path, transfer_layers: int | None = None,
              save_weights: bool = False, pretrain_step: int | None = None, state_root: Path | None = None,
-             stop: StopRequest | None = None) -> dict[str, dict[str, float]]:
+             stop: StopRequest | None = None, scored_too: Sequence[tuple[Prepared, Path]] = ()) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one seed of a prepared task; writes what a process of its own would, byte for byte.
     With `state_root` (gpt1/train/finetune_state.py), a seed finished there with the same fingerprint is copied back
-    instead of trained, an unfinished one resumes, and SIGTERM (`stop`) saves it after the update in progress."""
+    instead of trained, an unfinished one resumes, and SIGTERM (`stop`) saves it after the update in progress.
+    `scored_too`: (task, its seed folder) for each task scored with this task's model (TaskSpec.model_of): the
+    trained model is evaluated on its dev and test splits too, into a folder of its own (no weights)."""
     settings, tokens, device = prepared.settings, prepared.tokens, prepared.device
     started = time.perf_counter()
     # Reseeding replaces all of the global generator's state (CPU and CUDA), so an earlier seed in the same
@@ -192,8 +194,10 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
     n_ctx = context_length(model, settings.fresh_model)
     name = f"{prepared.task}/{run_name(method.name, transfer_layers, pretrain_step)}/seed{seed}"
     state = seed_state(state_root, seed, _signature(prepared, method, seed, model, n_ctx, transfer_layers,
-                                                     pretrain_step, save_weights), settings.finetune.save_interval)
-    if state is not None and state.restore_finished([out_dir]):
+                                                     pretrain_step, save_weights, scored_too),
+                       settings.finetune.save_interval)
+    outputs = [Path(out_dir), *(Path(folder) for _, folder in scored_too)]
+    if state is not None and state.restore_finished(outputs):
         log.info("%s: finished before (%s); its files are copied back, not trained again", name, state.folder)
         return json.loads((Path(out_dir) / RUN_METRICS).read_text())
     task_model = TaskModel(model, tokens.spec, settings.finetune.classifier_dropout).to(device)
@@ -214,16 +218,28 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
                    saved_weights=save_weights, precision=precision.describe(device, settings.finetune.dtype))
     weights = (task_model, TaskRun(prepared.task, method.name, seed, n_ctx, tokens.spec)) if save_weights else None
     _write(Path(out_dir), predictions, metrics, model_card(card, settings.finetune, settings.sample_seed, tokens), weights)
+    for other, folder in scored_too:
+        _write_scored(task_model, other, card, Path(folder))
     if state is not None:
-        state.keep_finished([out_dir])
+        state.keep_finished(outputs)
     log.info("%s / %s / seed %d: test %s; seconds: %.1f model (and encoding, first seed), %.1f training, "
              "%.1f evaluating", prepared.task, method.name, seed, metrics["test"], built - started, trained - built,
              time.perf_counter() - trained)
     return metrics
 
 
+def _write_scored(task_model: TaskModel, other: Prepared, card: RunCard, out_dir: Path) -> None:
+    """Another task's run folder from this run's model (`other` is scored with it, TaskSpec.model_of): its dev and
+    test predictions, metrics and run card, as a run of its own would lay them out; no weights (they are the
+    training task's)."""
+    results, predictions = _evaluate(task_model, other.encoded(card.n_ctx), other)
+    scored = replace(card, task=other.task, results=results, saved_weights=False, model_of=card.task)
+    _write(out_dir, predictions, {split: results[split]["metrics"] for split in results},
+           model_card(scored, other.settings.finetune, other.settings.sample_seed, other.tokens), None)
+
+
 def _signature(prepared: Prepared, method: ResolvedMethod, seed: int, model, n_ctx: int, transfer_layers: int | None,
-               pretrain_step: int | None, save_weights: bool) -> str:
+               pretrain_step: int | None, save_weights: bool, scored_too: Sequence[tuple[Prepared, Path]] = ()) -> str:
     """The fingerprint of one seed: every input that shapes its files (finetune_state.fingerprint)."""
     settings = prepared.settings.finetune
     weights = starting_weights(method, prepared.pretrain_dir, pretrain_step)
@@ -232,7 +248,7 @@ def _signature(prepared: Prepared, method: ResolvedMethod, seed: int, model, n_c
         "method": asdict(method), "seed": seed, "transfer_layers": transfer_layers, "pretrain_step": pretrain_step,
         "save_weights": save_weights, "model": asdict(model.config), "n_ctx": n_ctx,
         "starting_weights": None if weights is None else prepared.weights_digest(weights),
-        "tokens": prepared.tokens_digest})
+        "tokens": prepared.tokens_digest, "scored_too": [other.tokens_digest for other, _ in scored_too]})
 
 
 # The `finetune` keys a seed's training and evaluation read (the tokens' digest covers the sampling keys).
@@ -258,14 +274,19 @@ def run_name(method: str, transfer_layers: int | None, pretrain_step: int | None
 def run_seeds(settings: Settings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *, pretrain_dir: Path,
               out_root: Path, transfer_layers: int | None = None, keep_weights_of: Sequence[int] = (),
               pretrain_step: int | None = None, state_root: Path | None = None,
-              stop: StopRequest | None = None) -> dict[int, dict[str, dict[str, float]]]:
+              stop: StopRequest | None = None,
+              scored_too: Sequence[tuple[TaskTokens, Path]] = ()) -> dict[int, dict[str, dict[str, float]]]:
     """Every seed of one (task, method) in this process, from the task's tokens (`TaskTokens.load` of the
     encode_task stage's folder, or `TaskTokens.encode`). Seed S goes to out_root/seedS, with its fine-tuned
     weights when S is in `keep_weights_of`; returns {seed: metrics}. With `state_root` each seed keeps its state
     there (gpt1/train/finetune_state.py), and a stop signal `stop` saw (`finetune_state.job_state`) ends the run
-    after the update in progress with that state saved (interrupt.Stopped: a scheduler's retry resumes it)."""
+    after the update in progress with that state saved (interrupt.Stopped: a scheduler's retry resumes it).
+    `scored_too`: (tokens, runs folder) of each task scored with this task's model (TaskSpec.model_of); seed S of
+    it goes to its folder's seedS, from the model seed S trained."""
     prepared = prepare(settings, tokens, pretrain_dir)
-    log.info("%s: seeds %s", tokens.task, list(seeds))
+    others = [(_scored_with(prepared, other_tokens), Path(other_root)) for other_tokens, other_root in scored_too]
+    log.info("%s: seeds %s%s", tokens.task, list(seeds),
+             "".join(f"; its models also scored on {other.task}" for other, _ in others))
     metrics = {}
     for seed in seeds:
         if stop is not None and stop.received is not None:  # between seeds: every earlier one is kept
@@ -273,8 +294,19 @@ def run_seeds(settings: Settings, tokens: TaskTokens, method: ResolvedMethod, se
                           f"seeds are kept in {state_root}: run the stage again to continue")
         metrics[seed] = run_seed(prepared, method, seed, seed_run(out_root, seed), transfer_layers,
                                  save_weights=seed in keep_weights_of, pretrain_step=pretrain_step,
-                                 state_root=state_root, stop=stop if state_root is not None else None)
+                                 state_root=state_root, stop=stop if state_root is not None else None,
+                                 scored_too=[(other, seed_run(root, seed)) for other, root in others])
     return metrics
+
+
+def _scored_with(prepared: Prepared, tokens: TaskTokens) -> Prepared:
+    """`tokens`' task, prepared to be scored with `prepared`'s models (on its device): it must read the same
+    outputs, the same family and labels."""
+    ours, theirs = prepared.tokens.spec, tokens.spec
+    if (ours.family, ours.labels) != (theirs.family, theirs.labels) or theirs.model_of != ours.name:
+        raise UserError(f"task '{theirs.name}' cannot be scored with {ours.name}'s model: it names "
+                        f"{theirs.model_of!r} as its model's task, and its family and labels must be {ours.name}'s")
+    return Prepared(settings=prepared.settings, tokens=tokens, device=prepared.device, pretrain_dir=prepared.pretrain_dir)
 
 
 def run(settings: Settings, tokens: TaskTokens, method: ResolvedMethod, seed: int, *, pretrain_dir: Path, out_dir: Path,

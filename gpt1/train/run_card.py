@@ -34,6 +34,7 @@ class RunCard:
     results: dict[str, dict]
     saved_weights: bool
     precision: str
+    model_of: str | None = None  # scored with this task's model, trained on its training split (TaskSpec.model_of)
 
 
 def _target(spec: TaskSpec) -> str:
@@ -45,8 +46,8 @@ def _target(spec: TaskSpec) -> str:
 def _reproduce(card: RunCard) -> str:
     """A command that re-runs this seed alone: the CLI varies the transferred blocks or the starting checkpoint
     of `full` only, one at a time; anything else through the API."""
-    if card.transfer_layers is None and card.pretrain_step is None:
-        return f"`gpt1 finetune --task {card.task} --variant {card.method.name} --seed {card.seed}`"
+    if card.transfer_layers is None and card.pretrain_step is None:  # a scored-only task: its model's run writes it
+        return f"`gpt1 finetune --task {card.model_of or card.task} --variant {card.method.name} --seed {card.seed}`"
     if card.method.name == "full" and card.pretrain_step is None:
         return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
     if card.method.name == "full" and card.transfer_layers is None:
@@ -69,6 +70,8 @@ def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: 
         "## Model",
         f"- variant: {card.method.name}: {card.method.meaning}",
         f"- kind: {card.model_kind}; {card.parameters:,} parameters with the task head; context {card.n_ctx} tokens",
+        *([f"- fine-tuned as {card.model_of}'s run (on {card.model_of}'s training split); this task scores that "
+            "model on its own dev and test splits"] if card.model_of else []),
         f"- pretrained layers transferred: {transfer if card.method.pretrained else 'none'}",
         *([f"- starting checkpoint: after pretraining update {card.pretrain_step} (not the final weights)"]
           if card.pretrain_step is not None else []),
