@@ -25,7 +25,7 @@ from gpt1.model.transforms import encode_examples
 from gpt1.textfiles import open_text, read_stdin
 from gpt1.tokenizer.bpe import Gpt1Bpe
 from gpt1.layout import RUN_WEIGHTS
-from gpt1.train.finetune import EVAL_BATCH_SIZE, predict, prediction_rows
+from gpt1.train.finetune_predict import EVAL_BATCH_SIZE, predict, prediction_rows
 
 
 def input_fields(spec: TaskSpec) -> list[str]:
