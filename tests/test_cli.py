@@ -100,6 +100,9 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
         (tokens, seeds, options.get("out_root"))))
     monkeypatch.setattr(TaskTokens, "load", lambda folder: folder)  # each run reads its own task's tokens
     monkeypatch.setattr(starting_weights, "check", lambda variant, *folders: checked.append((variant, *folders)))
+    # no task of the default is scored with another task's model; the specs saying so are prepared data, which a
+    # fresh clone does not hold
+    monkeypatch.setattr(finetune, "scored_with_models", lambda tasks: {})
     parser, params = build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
     finetune.main(parser.parse_args(["finetune", "--variant", "full"]), params)
     assert calls == [(Path("data/task_tokens") / task, [1, 2, 3], Path("results/finetune/full") / task)
