@@ -14,23 +14,24 @@ import os
 import sys
 from pathlib import Path
 
-from gpt1 import layout, one_off
-from gpt1.config import load_params
-from gpt1.model.kinds import TRANSFORMER
-from gpt1.params_trace import trace_if_asked
-from gpt1.params_files import DEFAULT_PARAMS
+from gpt1 import layout
+from gpt1.pipeline import one_off
+from gpt1.params.schema import load_params
+from gpt1.kinds import TRANSFORMER
+from gpt1.params.trace import trace_if_asked
+from gpt1.params.files import DEFAULT_PARAMS
 from gpt1.errors import UserError
-from gpt1.stage_table import STAGES, job_log, module_name
+from gpt1.pipeline.stage_table import STAGES, job_log, module_name
 
 
 def _profile(args, params) -> None:
-    from gpt1 import profiles
+    from gpt1.params import profiles
 
     print(profiles.describe(args.files, args.params, as_yaml=args.yaml))
 
 
 def _benchmark(args, params) -> None:
-    from gpt1 import benchmark
+    from gpt1.commands import benchmark
 
     benchmark.main(params, configs=args.configs, batch=args.batch, steps=args.steps, rounds=args.rounds,
                    device=args.device, compile=args.compile, threads=args.threads, dtype=args.dtype,
@@ -39,7 +40,7 @@ def _benchmark(args, params) -> None:
 
 
 def _import_weights(args, params) -> None:
-    from gpt1.atomic import claim_file
+    from gpt1.files.atomic import claim_file
     from gpt1.model import safetensors_file, weights
     from gpt1.model.lm import METADATA_KEY, save_model
 
@@ -50,19 +51,19 @@ def _import_weights(args, params) -> None:
 
 
 def _generate(args, params) -> None:
-    from gpt1 import generate
+    from gpt1.commands import generate
 
     generate.main(args)
 
 
 def _predict(args, params) -> None:
-    from gpt1 import predict
+    from gpt1.commands import predict
 
     predict.main(args)
 
 
 def _export_weights(args, params) -> None:
-    from gpt1.atomic import claim_folder
+    from gpt1.files.atomic import claim_folder
     from gpt1.model import weights
     from gpt1.model.lm import GPT1, load_model
 
@@ -78,7 +79,7 @@ def _export_weights(args, params) -> None:
 
 
 def _compare(args, params) -> None:
-    from gpt1.atomic import atomic_write_text
+    from gpt1.files.atomic import atomic_write_text
     from gpt1.eval import compare
 
     if args.output is not None:
@@ -113,7 +114,7 @@ def stage_module(command: str):
 
 
 def log_path(args) -> Path:
-    """The job's log file (gpt1/stage_table.py), from its command-line arguments."""
+    """The job's log file (gpt1/pipeline/stage_table.py), from its command-line arguments."""
     return job_log(args.stage, vars(args))
 
 

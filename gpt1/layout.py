@@ -60,7 +60,7 @@ def user_files_record(setting: str, root: Path = USER_FILES) -> Path:
 
 
 def pretraining_run(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
-    """The folder of one model's pretraining (a kind of gpt1/model/kinds.py): its weights, its kept checkpoints and,
+    """The folder of one model's pretraining (a kind of gpt1/kinds.py): its weights, its kept checkpoints and,
     while it runs, its resume state."""
     return Path(pretrain_dir) / kind
 
@@ -82,32 +82,13 @@ def pretraining_headline(kind: str, results: Path = RESULTS) -> Path:
 
 
 def pretrained_model(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
-    """The published checkpoint of a pretrained model (a kind of gpt1/model/kinds.py)."""
+    """The published checkpoint of a pretrained model (a kind of gpt1/kinds.py)."""
     return pretraining_run(kind, pretrain_dir) / MODEL_FILE
 
 
 def pretraining_checkpoints(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
     """The folder of the checkpoints kept during pretraining (`checkpoint_file`)."""
     return pretraining_run(kind, pretrain_dir) / CHECKPOINTS
-
-
-def training_updates(pretrain, kind: str) -> int:
-    """The updates `kind` (a kind of gpt1/model/kinds.py) pretrains for: its own `pretrain.<kind>.max_steps` where set,
-    else pretrain.max_steps (`pretrain`: params' section). Pretraining, params validation and the analyses of
-    its checkpoints read it here (not in the params schema, which no stage lists as a dependency)."""
-    return getattr(pretrain, kind).max_steps or pretrain.max_steps
-
-
-def checkpoint_steps(max_steps: int, count: int) -> list[int]:
-    """The updates after which pretraining keeps a checkpoint: `count` log-spaced update numbers from 1 to
-    max_steps (fewer when rounding makes them collide). Params validation and the analysis read them too."""
-    import numpy as np  # late: every command imports this module
-
-    if max_steps == 0:
-        return []
-    if count == 1:
-        return [max_steps]
-    return sorted({int(round(step)) for step in np.geomspace(1, max_steps, count)} | {max_steps})
 
 
 CHECKPOINT_PREFIX, CHECKPOINT_SUFFIX = "step_", ".safetensors"  # step_<update>.safetensors
@@ -129,7 +110,7 @@ def kept_checkpoints(folder: Path) -> dict[int, Path]:
 
 
 def pretraining_checkpoint(kind: str, step: int, pretrain_dir: Path = PRETRAIN) -> Path:
-    """A kept pretraining checkpoint of a model (a kind of gpt1/model/kinds.py), published with its final weights."""
+    """A kept pretraining checkpoint of a model (a kind of gpt1/kinds.py), published with its final weights."""
     return pretraining_checkpoints(kind, pretrain_dir) / checkpoint_file(step)
 
 

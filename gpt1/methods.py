@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from gpt1.errors import UserError
-from gpt1.model.kinds import LSTM, TRANSFORMER, Kind
+from gpt1.kinds import LSTM, TRANSFORMER, Kind
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import torch
 import yaml
 
 from gpt1 import layout
-from gpt1.config import parse_params
+from gpt1.params.schema import parse_params
 from gpt1.data.paper_tasks import PAPER_TASKS
 from gpt1.model.lm import build_model, save_model
 from gpt1.model.task_tokens import TaskTokens

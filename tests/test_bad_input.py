@@ -108,7 +108,7 @@ def test_task_rows_that_are_not_utf8(tmp_path):
 @pytest.mark.parametrize("read", ["lines", "whole"])
 def test_a_bad_byte_far_into_a_file_is_named_by_its_line_and_offset_in_the_file(tmp_path, read):
     """Past the decoder's first chunk (8 KB), its own offset counts from the chunk's start, not the file's."""
-    from gpt1.textfiles import open_text, read_text
+    from gpt1.files.text_files import open_text, read_text
 
     path = tmp_path / "big.tsv"
     good = "".join(f"row {number}\tsome text of a row\n" for number in range(5000)).encode()

@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from gpt1 import benchmark
-from gpt1.config import parse_params
+from gpt1.commands import benchmark
+from gpt1.params.schema import parse_params
 from gpt1.errors import UserError
 from gpt1.model.lm import GPT1
 from gpt1.train.flops import H100_BF16_DENSE_FLOPS, gpu_peak, measured_peak, model_flops_utilisation
@@ -90,7 +90,7 @@ def test_one_tiny_run_reports_the_peak_it_used_in_the_line_and_the_json(tmp_path
 
 
 def test_the_command_line_offers_every_named_config():
-    from gpt1.benchmark import CONFIG_NAMES
+    from gpt1.commands.benchmark import CONFIG_NAMES
     from gpt1.cli import build_parser
 
     benchmark = build_parser()._subparsers._group_actions[0].choices["benchmark"]

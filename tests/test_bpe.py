@@ -6,7 +6,7 @@ import pytest
 
 from gpt1.tokenizer.bpe import SPECIAL_TOKENS, Gpt1Bpe, WordSplitter, count_words, train_merges
 from gpt1.errors import UserError
-from gpt1.data.text import clean
+from gpt1.data.cleanup import clean
 
 MERGES = 600
 

@@ -45,7 +45,7 @@ def test_a_stage_job_runs_everything_a_one_off_names_one_run_and_each_logs_apart
     `--seed` with the run's own option is a one-off with its own log, and either alone is a clear error."""
     from gpt1.cli import build_parser, log_path
     from gpt1.errors import UserError
-    from gpt1.one_off import one_off
+    from gpt1.pipeline.one_off import one_off
 
     parser = build_parser()
     every = parser.parse_args(["finetune", "--variant", "full"])
@@ -92,7 +92,7 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
     import gpt1.train.starting_weights as starting_weights
     from gpt1.model.task_tokens import TaskTokens
     from gpt1.cli import build_parser
-    from gpt1.config import load_params
+    from gpt1.params.schema import load_params
     from gpt1.stages import finetune, layer_transfer, transfer_curve
 
     calls, checked = [], []
@@ -129,7 +129,7 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
 
 def test_the_transfer_curve_stage_says_why_it_cannot_run_on_released_weights_used_as_they_are():
     from gpt1.cli import build_parser
-    from gpt1.config import parse_params
+    from gpt1.params.schema import parse_params
     from gpt1.errors import UserError
     from gpt1.stages import transfer_curve
     from tiny import tiny_raw_params

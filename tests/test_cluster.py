@@ -26,7 +26,7 @@ import pytest
 import torch
 import yaml
 
-from gpt1.stage_table import STAGES, module_name
+from gpt1.pipeline.stage_table import STAGES, module_name
 from test_ddp import raw_params
 from test_pipeline import BIN, ROOT, _fresh_copy, _run
 from test_pretrain import state_dict

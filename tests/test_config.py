@@ -13,9 +13,9 @@ import yaml
 from pydantic import ValidationError
 
 from gpt1.data import registry
-from gpt1.config import Params, load_params, parse_params
+from gpt1.params.schema import Params, load_params, parse_params
 from gpt1.errors import UserError
-from gpt1.layout import checkpoint_steps
+from gpt1.params.schedule import log_spaced_updates
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS_YAML = REPO / "params.yaml"
@@ -199,7 +199,7 @@ def test_layer_transfer_needs_the_full_variant(raw):
 
 def test_transfer_curve_steps_must_be_kept_checkpoints_below_the_last_update(raw):
     pretrain = raw["pretrain"]
-    kept = checkpoint_steps(pretrain["max_steps"], pretrain["checkpoints"])
+    kept = log_spaced_updates(pretrain["max_steps"], pretrain["checkpoints"])
     for wanted in ([kept[1], kept[1] + 1], [kept[-1]]):  # not kept; the last update (the finetune stage's full run)
         with pytest.raises(UserError) as error:
             parse_params(edited(raw, "analysis.transfer_curve_steps", wanted), "p")

@@ -1,4 +1,4 @@
-"""dvc.yaml is the one declaration of the DAG: gpt1/dag.py resolves it as DVC does, the Snakefile's rules are
+"""dvc.yaml is the one declaration of the DAG: gpt1/pipeline/dag.py resolves it as DVC does, the Snakefile's rules are
 built from that resolution, and each stage depends on exactly the code it imports."""
 
 import ast
@@ -10,18 +10,18 @@ import pytest
 import yaml
 
 from dag_views import dvc_stages, snakemake_jobs
-from gpt1 import dag
-from gpt1.params_files import compose_raw
+from gpt1.pipeline import dag
+from gpt1.params.files import compose_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = {"default": (), "tiny": ("profiles/tiny.yaml",), "paper": ("profiles/paper.yaml",),
             "paper+tiny": ("profiles/paper.yaml", "profiles/tiny.yaml")}
 # Modules whose edits cannot change a stage's outputs, so stages do not list them and the import walk stops
 # at them: exception types, write-then-rename, and the params.yaml schema (a stage lists the params it reads
-# under `params:`, and params.yaml sets every key; config.py would otherwise drag in every data loader
+# under `params:`, and params.yaml sets every key; the schema would otherwise drag in every data loader
 # through the task registry it validates names against). Package __init__ files hold only a docstring
 # (tests/test_layout.py), so they are not listed either.
-NEUTRAL = {"errors", "atomic", "config"}
+NEUTRAL = {"errors", "files.atomic", "params.schema"}
 
 
 def composed(profile: str) -> dict:
@@ -34,7 +34,7 @@ def _as_json(value) -> str:
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_our_resolution_is_dvcs(profile, tmp_path):
-    """For every shipped profile, gpt1/dag.py expands dvc.yaml exactly as DVC does (foreach, matrix, ${})."""
+    """For every shipped profile, gpt1/pipeline/dag.py expands dvc.yaml exactly as DVC does (foreach, matrix, ${})."""
     from dvc.repo import Repo
 
     shutil.copy(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
@@ -178,7 +178,7 @@ def test_stages_depend_on_exactly_the_code_they_import():
 def test_the_import_walk_sees_late_imports_and_the_neutral_modules_exist():
     assert "data.registry" in gpt1_imports("stages.download")  # imported inside a function
     assert "train.finetune" in gpt1_imports("stages.finetune")  # `from gpt1.train.finetune import ...`, late
-    assert {"tokenizer.bpe", "data.text"} <= imported_closure("train.finetune")  # through model.transforms
+    assert {"tokenizer.bpe", "data.cleanup"} <= imported_closure("train.finetune")  # through model.transforms
     assert "data.registry" in gpt1_imports("data.prepare")  # `from gpt1.data import embedded, registry`
     assert all(source_of(module).is_file() for module in NEUTRAL)
 
@@ -257,14 +257,14 @@ def test_the_readme_draws_the_dag_dvc_yaml_declares():
 
 
 def test_every_dvc_stage_has_one_row_in_the_stage_table_and_each_row_a_stage():
-    from gpt1.stage_table import STAGES, module_name
+    from gpt1.pipeline.stage_table import STAGES, module_name
 
     declared = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     assert {module_name(command) for command in STAGES} == set(declared)
 
 
 def test_a_new_stage_is_a_module_a_table_row_and_a_dvc_yaml_entry(tmp_path):
-    """In a copy of the project, a stage added with only its module, its row in gpt1/stage_table.py and its dvc.yaml
+    """In a copy of the project, a stage added with only its module, its row in gpt1/pipeline/stage_table.py and its dvc.yaml
     entry runs through the CLI (with its own log) and is planned by Snakemake with its log and threads."""
     import subprocess
     import sys
@@ -279,7 +279,7 @@ def test_a_new_stage_is_a_module_a_table_row_and_a_dvc_yaml_entry(tmp_path):
         "def main(args, params) -> None:\n"
         "    Path('results').mkdir(exist_ok=True)\n"
         "    Path('results/word_count.txt').write_text(str(params.seed))\n")
-    table = tmp_path / "gpt1/stage_table.py"
+    table = tmp_path / "gpt1/pipeline/stage_table.py"
     table.write_text(table.read_text().replace(
         "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n",
         "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n"

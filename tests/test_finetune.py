@@ -10,8 +10,8 @@ import torch
 
 from gpt1.train import finetune, starting_model
 from gpt1.methods import resolve
-from gpt1.train.schedules import warmup_linear
-from gpt1.config import Params, parse_params
+from gpt1.train.lr_schedules import warmup_linear
+from gpt1.params.schema import Params, parse_params
 from gpt1.errors import UserError
 from gpt1.model.heads import TaskModel, collate, lm_loss
 from gpt1.model.lm import build_model, save_model

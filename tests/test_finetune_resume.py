@@ -18,7 +18,7 @@ import torch
 
 from finetune_project import finetune_project, run_finetune
 from gpt1 import layout
-from gpt1.config import parse_params
+from gpt1.params.schema import parse_params
 from gpt1.methods import resolve
 from gpt1.train import finetune
 from gpt1.train.finetune_state import FINISHED_RECORD, RESUME_FILE

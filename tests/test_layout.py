@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpt1.stage_table import STAGES, module_name
+from gpt1.pipeline.stage_table import STAGES, module_name
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "gpt1"
@@ -72,12 +72,12 @@ def _runtime_imports(path: Path) -> set[str]:
 
 
 def test_no_two_parts_of_the_package_import_each_other_even_inside_functions():
-    """A circle of imports works only while function-level imports hide it (gpt1.config and gpt1.data used to
-    import each other, and gpt1.config reached gpt1.train through params_checks): between the subpackages and
+    """A circle of imports works only while function-level imports hide it (gpt1.params.schema and gpt1.data used to
+    import each other, and gpt1.params.schema reached gpt1.train through params_checks): between the subpackages and
     the top-level modules, every import counted, the graph has no cycle."""
     from graphlib import CycleError, TopologicalSorter
 
-    def part(path: Path) -> str:  # gpt1.data, gpt1.train, ... or a top-level module such as gpt1.config
+    def part(path: Path) -> str:  # gpt1.data, gpt1.train, ... or a top-level module such as gpt1.params.schema
         return ".".join(path.relative_to(ROOT).with_suffix("").parts[:2]).removesuffix(".__init__")
 
     graph: dict[str, set[str]] = {}

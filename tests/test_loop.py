@@ -7,11 +7,11 @@ import logging
 import pytest
 import torch
 
-from gpt1.config import parse_params
+from gpt1.params.schema import parse_params
 from gpt1.errors import UserError
 from gpt1.train import distributed, precision
 from gpt1.train.loop import Diverged, TrainingState, load_state, save_state
-from gpt1.train.schedules import warmup_linear
+from gpt1.train.lr_schedules import warmup_linear
 from test_pretrain import tiny_raw_params
 
 SINGLE = distributed.Runtime(rank=0, world_size=1, local_rank=0, device=torch.device("cpu"))

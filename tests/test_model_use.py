@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from gpt1 import cli, generate, predict
+from gpt1 import cli
+from gpt1.commands import generate
+from gpt1.commands import predict
 from gpt1.data.records import read_examples
 from gpt1.data.task_data import seeded_subset
 from gpt1.errors import UserError

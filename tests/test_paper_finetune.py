@@ -15,13 +15,13 @@ from gpt1.data.task_data import Samples, load_task_data
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.data import prepare
 from gpt1.tokenizer.bpe import Gpt1Bpe, count_words, train_merges
-from gpt1.config import parse_params
+from gpt1.params.schema import parse_params
 from gpt1.model.lm import build_model, save_model
 from gpt1.data.paper_sources import PAPER_SOURCES
 from gpt1.data.paper_tasks import PAPER_TASKS
 from gpt1.data.records import read_examples, texts_of
 from gpt1.data.sources import fetch_source
-from gpt1.data.text import clean
+from gpt1.data.cleanup import clean
 from test_paper_tasks import CASES, server, served  # noqa: F401  (server is a fixture)
 
 import fixtures_paper as fx

@@ -12,7 +12,7 @@ from gpt1.data import paper_tasks, registry
 from gpt1.errors import UserError
 from gpt1.eval.metrics import score
 from gpt1.eval.paper_tables import COMPARED_WITH, GLUE_TASKS, PAPER_SCORES, TABLE_TITLES, is_stand_in
-from gpt1.params_files import read_yaml
+from gpt1.params.files import read_yaml
 from gpt1.stages.paper_tables import run_paper_tables
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from gpt1.params_files import compose_raw
+from gpt1.params.files import compose_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -78,7 +78,7 @@ def dvc_repo(tmp_path_factory):
     command = subprocess.run([str(BIN / "gpt1"), "profile", *TINY], cwd=repo, capture_output=True, text=True,
                              check=True).stdout.strip()
     assert command.startswith("dvc exp run -S ")
-    _run(["bash", "-c", command], repo, GPT1_PARAMS_TRACE=str(repo.parent / PARAMS_READ))  # gpt1/params_trace.py
+    _run(["bash", "-c", command], repo, GPT1_PARAMS_TRACE=str(repo.parent / PARAMS_READ))  # gpt1/params/trace.py
     return repo
 
 
@@ -86,7 +86,7 @@ def test_every_stage_declares_exactly_the_params_it_reads(dvc_repo):
     """A key a stage reads but does not declare leaves DVC blind to its changes (stale results); one it declares
     but never reads re-runs it for nothing. The run recorded what each command read (GPT1_PARAMS_TRACE); a
     declared section (e.g. `model`) covers every key under it, and must itself be read somewhere."""
-    from gpt1 import dag
+    from gpt1.pipeline import dag
 
     read_by_command: dict[str, set[str]] = {}
     for line in (dvc_repo.parent / PARAMS_READ).read_text().splitlines():

@@ -11,10 +11,10 @@ from gpt1.data import embedded
 from gpt1.data.registry import TASKS
 from gpt1.data.tasks import make_splits
 from gpt1.stages import prepare
-from gpt1.config import parse_params
+from gpt1.params.schema import parse_params
 from gpt1.errors import UserError
 from gpt1.data.records import read_examples, texts_of
-from gpt1.data.text import sentence_key, sentences
+from gpt1.data.cleanup import sentence_key, sentences
 
 TASK_FAMILIES = {"rt_polarity": "classification", "snli_100k": "entailment", "vitaminc": "entailment",
                  "lee_similarity": "similarity", "sts_b": "similarity", "social_iqa": "multiple_choice"}
@@ -197,12 +197,12 @@ def test_social_iqa_carves_its_own_larger_test_split(params, tmp_path):
 
 
 def test_cleaning_on_two_workers_writes_the_bytes_one_process_writes(params, tmp_path, monkeypatch):
-    """ftfy's repairs run in worker processes and come back in order (gpt1/parallel.py): deduplication, the val draw
+    """ftfy's repairs run in worker processes and come back in order (gpt1/pipeline/parallel.py): deduplication, the val draw
     and every split must not depend on how many there are. Chunks of 4 rows send every task and the larger corpus
     parts through the workers."""
     import multiprocessing
 
-    from gpt1 import parallel
+    from gpt1.pipeline import parallel
     from gpt1.data import prepare as library
 
     raw = tmp_path / "raw"

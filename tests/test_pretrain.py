@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 import torch
 
-from gpt1.benchmark import flops_per_token, model_flops_utilisation, run_benchmark
+from gpt1.commands.benchmark import flops_per_token, model_flops_utilisation, run_benchmark
 from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplexity
-from gpt1.config import parse_params
+from gpt1.params.schema import parse_params
 from gpt1.errors import UserError
 from gpt1.model.lm import TransformerConfig, build_model, load_model
 from gpt1.stages.pretrain import run
@@ -28,8 +28,8 @@ from gpt1.train.loop import build_optimizer, load_state
 from gpt1.layout import pretraining_checkpoint
 from gpt1.train.pretrain import _log_step
 from gpt1.train.pretrain_settings import Settings, batch_split
-from gpt1.layout import checkpoint_steps, training_updates
-from gpt1.train.schedules import warmup_cosine
+from gpt1.params.schedule import PretrainSchedule, log_spaced_updates
+from gpt1.train.lr_schedules import warmup_cosine
 import tiny
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +61,7 @@ import json, os, sys
 from pathlib import Path
 import torch
 torch.set_num_threads(1)  # the same arithmetic in every process that is compared
-from gpt1.config import parse_params
+from gpt1.params.schema import parse_params
 from gpt1.stages.pretrain import run
 raw, kind, tokens, out, metrics = sys.argv[1:]
 result = run(parse_params(json.loads(Path(raw).read_text())), kind, Path(tokens), Path(out), Path(metrics))
@@ -119,11 +119,11 @@ def test_learning_rate_warms_up_linearly_then_anneals_to_zero():
 
 
 def test_checkpoints_are_log_spaced_from_the_first_to_the_last_update():
-    steps = checkpoint_steps(1000, 8)
+    steps = log_spaced_updates(1000, 8)
     assert steps[0] == 1 and steps[-1] == 1000 and len(steps) == 8
     ratios = [later / earlier for earlier, later in zip(steps[1:], steps[2:])]
     assert all(2.2 < ratio < 3.0 for ratio in ratios)  # 1000 ** (1/7) = 2.68, rounded to whole updates
-    assert checkpoint_steps(3, 8) == [1, 2, 3] and checkpoint_steps(50, 1) == [50]
+    assert log_spaced_updates(3, 8) == [1, 2, 3] and log_spaced_updates(50, 1) == [50]
 
 
 def test_pretraining_settings_take_each_models_own_section_or_name_the_kinds():
@@ -150,7 +150,7 @@ def test_the_batch_split_fills_tokens_per_update_or_names_the_keys_to_change():
 def test_the_paper_profile_trains_the_same_updates_on_1_2_4_or_8_processes(processes):
     """64 sequences of 512 tokens per update: 16 per pass on one GPU (4 passes), 8 per GPU on 8 (8 x 16 x 512 was
     twice the update before the micro-batch could shrink)."""
-    from gpt1.params_files import compose_raw
+    from gpt1.params.files import compose_raw
 
     params = parse_params(compose_raw(ROOT / "params.yaml", [ROOT / "profiles/paper.yaml"])[0])
     micro, accumulation = batch_split(params.pretrain, params.model.n_positions, processes)
@@ -240,7 +240,7 @@ def test_transformer_pretrains_below_unigram_and_writes_every_output(tmp_path):
     assert result["unigram_val_perplexity"] == pytest.approx(VOCAB, rel=0.1)  # near-uniform token counts
     names = sorted(path.name for path in (tmp_path / "out" / "checkpoints").iterdir())
     # the names fine-tuning from a checkpoint (the transfer curve) looks for
-    assert names == sorted(pretraining_checkpoint("transformer", step, tmp_path).name for step in checkpoint_steps(40, 4))
+    assert names == sorted(pretraining_checkpoint("transformer", step, tmp_path).name for step in log_spaced_updates(40, 4))
     assert not (tmp_path / "out" / "resume.pt").exists()
     assert not (tmp_path / "out" / "resume-checkpoints").exists()
     final = load_model(tmp_path / "out" / "model.safetensors")
@@ -290,7 +290,7 @@ def test_missing_tokens_is_a_user_error(tmp_path):
         run(parse_params(tiny_raw_params()), "transformer", tmp_path / "nothing", tmp_path / "out", tmp_path / "m")
 
 
-# ---- throughput yardstick (gpt1.benchmark) ----------------------------------------------------------
+# ---- throughput yardstick (gpt1.commands.benchmark) ----------------------------------------------------------
 
 def test_flops_per_token_matches_the_papers_anchor_and_mfu_divides_by_the_peak():
     gpt1_flops = flops_per_token(116_534_784, n_layer=12, d_model=768, sequence_length=512)
@@ -362,7 +362,7 @@ def test_released_weights_recipe_trains_the_lstm_or_says_it_would_not(tmp_path):
         parse_params(raw)
     raw["pretrain"]["lstm"]["max_steps"] = 6
     params = parse_params(raw)
-    assert (training_updates(params.pretrain, "transformer"), training_updates(params.pretrain, "lstm")) == (0, 6)
+    assert (PretrainSchedule.of(params.pretrain, "transformer").updates, PretrainSchedule.of(params.pretrain, "lstm").updates) == (0, 6)
     result = run(params, "lstm", write_tokens(tmp_path / "tokens"), tmp_path / "out", tmp_path / "metrics")
     assert result["steps"] == 6 and result["val_perplexity"] < result["unigram_val_perplexity"] * 2
     assert sorted(path.name for path in (tmp_path / "out" / "checkpoints").iterdir())[-1] == "step_6.safetensors"

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpt1 import profiles
-from gpt1.config import load_params
-from gpt1.params_files import compose_raw, merge
+from gpt1.params import profiles
+from gpt1.params.schema import load_params
+from gpt1.params.files import compose_raw, merge
 from gpt1.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,8 +17,8 @@ from gpt1.stages import pretrain
 from gpt1.errors import UserError
 from gpt1.train.loop import Diverged
 from gpt1.train.pretrain import Trainer
-from gpt1.layout import checkpoint_steps
-from gpt1.config import parse_params
+from gpt1.params.schedule import log_spaced_updates
+from gpt1.params.schema import parse_params
 from test_pretrain import one_thread, run_in_subprocess, runner_command, state_dict, subprocess_environment, \
     tiny_raw_params, write_tokens  # noqa: F401 (one_thread: an autouse fixture)
 
@@ -96,7 +96,7 @@ def test_resume_state_from_other_settings_starts_over(tmp_path, monkeypatch):
     assert result["resumed_from_step"] == 0 and result["steps"] == 30
     # Only the new run's checkpoints: the dead run's staged ones (other steps) were dropped.
     names = {path.name for path in (out / "checkpoints").iterdir()}
-    expected = checkpoint_steps(30, RAW["pretrain"]["checkpoints"])
+    expected = log_spaced_updates(30, RAW["pretrain"]["checkpoints"])
     assert names == {f"step_{step}.safetensors" for step in expected}
     assert not (out / "resume.pt").exists() and not (out / "resume-checkpoints").exists()
 
@@ -135,7 +135,7 @@ def test_another_checkpoint_schedule_does_not_resume_into_the_old_staged_steps(t
     result = pretrain.run(parse_params(changed), "transformer", tokens, out, tmp_path / "metrics")
     assert result["resumed_from_step"] == 0
     names = {path.name for path in (out / "checkpoints").iterdir()}
-    assert names == {f"step_{step}.safetensors" for step in checkpoint_steps(100, 3)}
+    assert names == {f"step_{step}.safetensors" for step in log_spaced_updates(100, 3)}
 
 
 def test_an_unreadable_resume_state_is_set_aside_with_its_checkpoints_never_deleted(tmp_path, monkeypatch):

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from gpt1.atomic import OWNER_MARKER, atomic_directory, atomic_path, claim_folder
-from gpt1.config import parse_params
+from gpt1.files.atomic import OWNER_MARKER, atomic_directory, atomic_path, claim_folder
+from gpt1.params.schema import parse_params
 from gpt1.data.records import ClassificationExample
 from gpt1.data.task_data import TaskData
 from gpt1.errors import UserError
@@ -236,7 +236,7 @@ def test_stdin_that_is_not_utf8_is_one_line(tmp_path, command):
     ('{"text": "a film", "label": 1e309}', "label inf is not a finite number; fix the input"),
 ])
 def test_predict_input_of_the_wrong_type_is_one_line(line, message):
-    from gpt1.predict import parse_example
+    from gpt1.commands.predict import parse_example
 
     with pytest.raises(UserError, match=message):
         parse_example(line, SPECS["rt_polarity"], "stdin:1")

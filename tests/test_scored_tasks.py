@@ -12,11 +12,11 @@ import pytest
 
 from finetune_project import finetune_project, run_finetune
 from gpt1 import layout
-from gpt1.config import parse_params
+from gpt1.params.schema import parse_params
 from gpt1.data.registry import TASKS
 from gpt1.methods import resolve
 from gpt1.model.task_tokens import TaskTokens
-from gpt1.params_files import compose_raw
+from gpt1.params.files import compose_raw
 from gpt1.train import finetune
 from gpt1.train.finetune_state import FINISHED_RECORD
 

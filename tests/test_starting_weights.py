@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpt1.digests import sha256_of
+from gpt1.files.digests import sha256_of
 from gpt1.errors import UserError
 from gpt1.methods import METHODS
 from gpt1.stages import starting_model

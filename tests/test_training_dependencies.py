@@ -15,9 +15,9 @@ DATA_ONLY = ("mwparserfromhell", "spacy")
 def test_params_and_the_training_stages_load_without_the_data_stages_libraries():
     blocked = "; ".join(f"sys.modules[{name!r}] = None" for name in DATA_ONLY)  # None: any import of it fails
     script = (f"import sys; {blocked}\n"
-              "from gpt1.config import load_params\n"
+              "from gpt1.params.schema import load_params\n"
               f"params = load_params({str(ROOT / 'params.yaml')!r}, [{str(ROOT / 'profiles/gpu.yaml')!r}])\n"
-              "import gpt1.stages.pretrain, gpt1.stages.finetune, gpt1.stages.starting_model, gpt1.benchmark\n"
+              "import gpt1.stages.pretrain, gpt1.stages.finetune, gpt1.stages.starting_model, gpt1.commands.benchmark\n"
               "print(params.model.n_layer)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from gpt1.data.records import read_examples, texts_of
-from gpt1.data.text import sentence_key, sentences
-from gpt1.params_files import compose_raw, merge
+from gpt1.data.cleanup import sentence_key, sentences
+from gpt1.params.files import compose_raw, merge
 from test_pipeline import BIN, ROOT, _changed_stages, _fresh_copy, _run, _stages_run
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpt1.config import load_params
+from gpt1.params.schema import load_params
 from gpt1.stages import user_files
 from test_user_tasks import BAD, declared, write_files
 
@@ -95,7 +95,7 @@ def test_dvc_reruns_the_reader_of_a_replaced_file_and_nothing_else(tmp_path):
 def test_user_data_fingerprints_exactly_the_files_prepare_reads_of_the_selected_entries(tmp_path):
     """data.user_tasks / data.user_corpus: only selected entries, and of a corpus part only the .txt/.jsonl files
     its reader reads (gpt1/data/user_paths.py), named relative to the folder or to a glob's fixed part."""
-    from gpt1.config import parse_params
+    from gpt1.params.schema import parse_params
     from gpt1.data.user_tasks import read_documents
 
     mine = tmp_path / "mine"
@@ -141,7 +141,7 @@ def _contents(folder: Path) -> dict[str, bytes]:
 def test_a_bad_file_stops_user_files_with_prepares_message_and_keeps_its_fingerprints(case, tmp_path):
     """Every kind of bad file gets prepare's own one-line message (tests/test_user_tasks.py's BAD table), from the
     stage that runs before any stage that replaces outputs; the fingerprints it wrote before stay as they were."""
-    from gpt1.config import parse_params
+    from gpt1.params.schema import parse_params
     from gpt1.errors import UserError
 
     write_files(tmp_path)

@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 from fixtures_embedded import write_embedded_raw
-from gpt1.config import parse_params
+from gpt1.params.schema import parse_params
 from gpt1.data.records import read_examples, texts_of
 from gpt1.data.registry import TASKS
-from gpt1.data.text import sentence_key, sentences
+from gpt1.data.cleanup import sentence_key, sentences
 from gpt1.errors import UserError
 from gpt1.stages import prepare
 

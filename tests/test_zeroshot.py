@@ -19,7 +19,7 @@ from gpt1.eval import zeroshot, zeroshot_tasks
 from gpt1.stages import zeroshot as zeroshot_stage
 from gpt1.eval import zeroshot_scoring as scoring
 from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe
-from gpt1.config import load_params
+from gpt1.params.schema import load_params
 from gpt1.layout import Results
 from gpt1.errors import UserError
 from gpt1.model.lm import build_model, save_model

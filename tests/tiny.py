@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpt1.params_files import compose_raw
-from gpt1.layout import checkpoint_steps
+from gpt1.params.files import compose_raw
+from gpt1.params.schedule import log_spaced_updates
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_PROFILE = ROOT / "profiles" / "tiny.yaml"
@@ -34,7 +34,7 @@ def tiny_raw_params(**sections: dict) -> dict:
     pretrain = raw["pretrain"]
     steps = pretrain["transformer"].get("max_steps") or pretrain["max_steps"]
     if steps:  # released weights used as they are keep no checkpoints, and validation leaves the steps alone
-        kept = checkpoint_steps(steps, pretrain["checkpoints"])[:-1]
+        kept = log_spaced_updates(steps, pretrain["checkpoints"])[:-1]
         analysis["transfer_curve_steps"] = [step for step in analysis["transfer_curve_steps"] if step in kept] or kept[:1]
     analysis["transfer_curve_tasks"] = [task for task in analysis["transfer_curve_tasks"] if task in raw["data"]["tasks"]]
     return raw

@@ -84,7 +84,7 @@ def download_wheels(entries: dict[str, str], folder: Path, python_version: str) 
 def prepare_data(profile: str, cores: int) -> None:
     """The data stages of `profile` through Snakemake, up to every task's tokens: what the bundle carries."""
     sys.path.insert(0, str(ROOT))
-    from gpt1.params_files import compose_raw
+    from gpt1.params.files import compose_raw
 
     tasks = compose_raw(ROOT / "params.yaml", [ROOT / profile])[0]["data"]["tasks"]
     targets = ["data/tokens", *(f"data/task_tokens/{task}" for task in tasks)]

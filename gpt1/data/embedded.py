@@ -18,7 +18,7 @@ from typing import Iterator
 
 from gpt1.data.catalog import BENCHMARK_TASKS, GENSIM_DATA
 from gpt1.errors import UserError
-from gpt1.textfiles import read_text
+from gpt1.files.text_files import read_text
 from gpt1.data.records import (ClassificationExample, EntailmentExample, MultipleChoiceExample,
                           SimilarityExample)
 

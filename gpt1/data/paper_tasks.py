@@ -21,7 +21,7 @@ from gpt1.data.records import (ClassificationExample, EntailmentExample, Example
                           SimilarityExample, TaskSpec)
 from gpt1.data.tasks import TaskDefinition
 from gpt1.data import upstream_rows as upstream
-from gpt1.textfiles import open_text, read_text
+from gpt1.files.text_files import open_text, read_text
 
 Splits = dict[str, list[Example]]
 

@@ -21,13 +21,13 @@ import ftfy
 from tqdm import tqdm
 
 from gpt1.data import embedded, registry
-from gpt1.atomic import atomic_directory, atomic_write_text
+from gpt1.files.atomic import atomic_directory, atomic_write_text
 from gpt1.data.records import Example, texts_of, write_examples
 from gpt1.data.tasks import TaskDefinition, drop_duplicates, majority_rate, make_splits
 from gpt1.data.user_tasks import user_corpus_part, user_task
 from gpt1.layout import TASK_SPEC, TASK_STATS
-from gpt1.data.text import clean, sentence_key, sentences
-from gpt1.parallel import Workers, shared
+from gpt1.data.cleanup import clean, sentence_key, sentences
+from gpt1.pipeline.parallel import Workers, shared
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def corpus_part(name: str, data) -> registry.CorpusPart:
 def prepare_tasks(data, seed: int, raw: Path, out: Path,
                   workers: Workers | None = None) -> dict[str, dict[str, list[Example]]]:
     """Write data/tasks/<task>/ for each of `data.tasks` (`data`: params' data section) and return the splits;
-    ftfy's repairs run on `workers` (default: every core this process may use; gpt1/parallel.py)."""
+    ftfy's repairs run on `workers` (default: every core this process may use; gpt1/pipeline/parallel.py)."""
     definitions = {name: task_definition(name, data) for name in data.tasks}
     loaded = {name: definition.load(raw) for name, definition in definitions.items()}
     # One pass over every task's rows, regrouped in order: fewer, fuller chunks than a pass per split.

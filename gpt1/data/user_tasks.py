@@ -3,7 +3,7 @@ turned into the registry's TaskDefinition and CorpusPart, so that `gpt1 prepare`
 
 CSV and TSV files have a header row naming the columns, and are quoted as spreadsheets and pandas write them (a
 field holding the delimiter, a quote or a line break is in double quotes); JSON lines hold one object per line. Every file is UTF-8. A problem in a file stops the run with one line
-naming the file, the line where there is one, and the fix; gpt1/params_user_data.py has the params' shape.
+naming the file, the line where there is one, and the fix; gpt1/params/user_data.py has the params' shape.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from gpt1.data.registry import CorpusPart
 from gpt1.data.tasks import TaskDefinition
 from gpt1.data.user_paths import CORPUS_SUFFIXES, corpus_files
 from gpt1.errors import UserError
-from gpt1.textfiles import open_text, read_text
+from gpt1.files.text_files import open_text, read_text
 
 # The registered tasks' metrics for each family (gpt1/data/registry.py); a user's similarity task is a regression.
 FAMILY_METRICS = {"classification": ("accuracy",), "entailment": ("accuracy",), "similarity": ("pearson", "spearman"),

@@ -26,7 +26,7 @@ from gpt1.data.task_data import seeded_subset
 from gpt1.errors import UserError
 from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_predictions, resampled_scores
 from gpt1.layout import RESULTS, TASK_SPEC, TASKS, finetune_method, run_predictions, split_file
-from gpt1.params_files import DEFAULT_PARAMS
+from gpt1.params.files import DEFAULT_PARAMS
 
 WORKSPACE = "workspace"
 PREDICTIONS = run_predictions("test")

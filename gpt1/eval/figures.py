@@ -8,7 +8,7 @@ from typing import Callable
 
 import pandas as pd
 
-from gpt1.atomic import atomic_path
+from gpt1.files.atomic import atomic_path
 
 
 def test_and_dev_lines(axes, table: pd.DataFrame, tasks: list[str], x: str, label: Callable[[str, pd.DataFrame, str], str],

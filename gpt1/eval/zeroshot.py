@@ -26,10 +26,10 @@ import torch
 from scipy.stats import spearmanr
 from tqdm import tqdm
 
-from gpt1.atomic import atomic_write_text
+from gpt1.files.atomic import atomic_write_text
 from gpt1.errors import UserError
 from gpt1.layout import kept_checkpoints, pretrained_model, pretraining_checkpoints, pretraining_run
-from gpt1.model.kinds import DISPLAY_NAMES, KINDS, TRANSFORMER
+from gpt1.kinds import DISPLAY_NAMES, KINDS, TRANSFORMER
 from gpt1.model.lm import load_model
 from gpt1.eval.figures import save_figure
 from gpt1.eval.zeroshot_scoring import evaluate_many

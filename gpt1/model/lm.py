@@ -22,7 +22,7 @@ from torch import nn
 
 from gpt1.model import safetensors_file
 from gpt1.model.dropout import Dropout, dropout
-from gpt1.model.kinds import LSTM, TRANSFORMER
+from gpt1.kinds import LSTM, TRANSFORMER
 from gpt1.errors import UserError
 from gpt1.model.lm_loss import mean_lm_loss
 
@@ -258,7 +258,7 @@ METADATA_KEY = "gpt1"  # the safetensors metadata entry that marks a file save_m
 
 
 def build_model(kind: str, config: Mapping[str, Any] | TransformerConfig | LSTMConfig) -> LanguageModel:
-    """A freshly initialised model of `kind` (gpt1/model/kinds.py) from a config dict or dataclass."""
+    """A freshly initialised model of `kind` (gpt1/kinds.py) from a config dict or dataclass."""
     if kind not in MODEL_KINDS:
         raise UserError(f"unknown model kind {kind!r}; use one of {sorted(MODEL_KINDS)}")
     model_class, config_class = MODEL_KINDS[kind]

@@ -14,7 +14,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
-from gpt1.atomic import atomic_path
+from gpt1.files.atomic import atomic_path
 from gpt1.errors import UserError
 
 

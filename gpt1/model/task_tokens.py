@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpt1.atomic import atomic_directory
+from gpt1.files.atomic import atomic_directory
 from gpt1.data.records import SPLITS, TaskSpec
 from gpt1.data.task_data import TaskData
 from gpt1.errors import UserError

@@ -23,9 +23,9 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from gpt1.atomic import atomic_directory
+from gpt1.files.atomic import atomic_directory
 from gpt1.errors import UserError
-from gpt1.textfiles import read_text
+from gpt1.files.text_files import read_text
 from gpt1.model.lm import GPT1, TransformerConfig, load_model
 
 HF_PREFIX = "transformer."

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpt1.atomic import atomic_path, atomic_write_text
+from gpt1.files.atomic import atomic_path, atomic_write_text
 from gpt1 import layout
-from gpt1.config import Params
+from gpt1.params.schema import Params
 from gpt1.data.records import TaskSpec
 from gpt1.data.task_data import training_rows
 from gpt1.errors import UserError

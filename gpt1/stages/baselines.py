@@ -6,8 +6,8 @@ import json
 import logging
 from pathlib import Path
 
-from gpt1.atomic import atomic_write_text
-from gpt1.config import Params
+from gpt1.files.atomic import atomic_write_text
+from gpt1.params.schema import Params
 from gpt1.data.task_data import Samples, load_task_data
 from gpt1 import layout
 from gpt1.eval.baselines import task_baselines

@@ -8,7 +8,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from gpt1 import layout
-from gpt1.config import Params
+from gpt1.params.schema import Params
 from gpt1.tokenizer.bpe import SPECIAL_TOKENS, Gpt1Bpe, count_words, import_released, read_corpus, train_merges
 
 log = logging.getLogger(__name__)

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from gpt1 import layout
 from gpt1.data import registry
-from gpt1.atomic import atomic_write_text
-from gpt1.config import Params
-from gpt1.data.sources import LocalFolder, Source, UrlArchive, fetch_source
+from gpt1.files.atomic import atomic_write_text
+from gpt1.params.schema import Params
+from gpt1.data.sources import LocalFolder, Source, fetch_source
+from gpt1.data.transfer import UrlArchive
 
 log = logging.getLogger(__name__)
 

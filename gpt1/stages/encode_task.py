@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from gpt1 import layout
-from gpt1.config import Params
+from gpt1.params.schema import Params
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpt1.atomic import atomic_write_text
+from gpt1.files.atomic import atomic_write_text
 from gpt1.eval.baselines import BASELINES
-from gpt1.config import Params
+from gpt1.params.schema import Params
 from gpt1.errors import UserError
 from gpt1.layout import RESULTS, Results, finetune_run
 from gpt1.eval.metrics import DIGITS

@@ -6,9 +6,9 @@ that task's run also writes its folder."""
 from __future__ import annotations
 
 from gpt1 import layout
-from gpt1.config import Params
+from gpt1.params.schema import Params
 from gpt1.errors import UserError
-from gpt1.one_off import selected_runs
+from gpt1.pipeline.one_off import selected_runs
 from gpt1.methods import METHODS, resolve
 
 ONE_OFF = layout.ONE_OFF / "finetune"

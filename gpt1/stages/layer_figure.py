@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from gpt1 import layout
-from gpt1.atomic import atomic_path
-from gpt1.config import Params
+from gpt1.files.atomic import atomic_path
+from gpt1.params.schema import Params
 from gpt1.eval.analysis import plot_layer_transfer, layer_transfer_rows, layer_transfer_trend
 
 log = logging.getLogger(__name__)

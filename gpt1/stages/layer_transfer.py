@@ -5,9 +5,9 @@ analysis.layer_transfer_seeds in one process."""
 from __future__ import annotations
 
 from gpt1 import layout
-from gpt1.config import Params
+from gpt1.params.schema import Params
 from gpt1.methods import resolve
-from gpt1.one_off import selected_runs
+from gpt1.pipeline.one_off import selected_runs
 
 ONE_OFF = layout.ONE_OFF / "layer_transfer"  # a one-off seed: outside the DVC output folder
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from gpt1 import layout
-from gpt1.config import Params
-from gpt1.model.kinds import KINDS
+from gpt1.params.schema import Params
+from gpt1.kinds import KINDS
 
 
 def run(params: Params, kind: str, tokens_dir: Path = layout.TOKENS, out_dir: Path | None = None,
@@ -17,7 +17,7 @@ def run(params: Params, kind: str, tokens_dir: Path = layout.TOKENS, out_dir: Pa
     """Pretrain `kind` (one of KINDS); resumes from <out_dir>/resume.pt when one matches.
     Returns the final metrics (the same numbers as <metrics_dir>/metrics.json, without timings); writes the
     validation loss alone to <metrics_dir>/headline.json, the file dvc.yaml declares as metrics."""
-    from gpt1.atomic import atomic_write_text, exclusive_lock
+    from gpt1.files.atomic import atomic_write_text, exclusive_lock
     from gpt1.train import distributed  # torch: only when the stage runs
     from gpt1.train.pretrain import LOCK_FILE, Trainer
     from gpt1.train.pretrain_settings import Settings

@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 
 from gpt1 import layout
-from gpt1.atomic import write_text_if_changed
-from gpt1.config import Params
+from gpt1.files.atomic import write_text_if_changed
+from gpt1.params.schema import Params
 from gpt1.methods import METHODS, method
 from gpt1.train.starting_weights import record_text
 

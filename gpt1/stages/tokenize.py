@@ -6,9 +6,9 @@ import json
 import logging
 from pathlib import Path
 
-from gpt1.atomic import atomic_directory
+from gpt1.files.atomic import atomic_directory
 from gpt1 import layout
-from gpt1.config import Params
+from gpt1.params.schema import Params
 from gpt1.tokenizer.bpe import Gpt1Bpe
 from gpt1.tokenizer.encode import SPLITS, encode_split, encoders, token_dtype
 

@@ -5,10 +5,11 @@ analysis.layer_transfer_seeds in one process."""
 from __future__ import annotations
 
 from gpt1 import layout
-from gpt1.config import Params
+from gpt1.params.schedule import PretrainSchedule
+from gpt1.params.schema import Params
 from gpt1.methods import resolve
-from gpt1.model.kinds import TRANSFORMER
-from gpt1.one_off import selected_runs
+from gpt1.kinds import TRANSFORMER
+from gpt1.pipeline.one_off import selected_runs
 from gpt1.errors import UserError
 
 ONE_OFF = layout.ONE_OFF / "transfer_curve"  # a one-off seed: outside the DVC output folder
@@ -28,7 +29,7 @@ def main(args, params: Params) -> None:
     from gpt1.train.finetune import Settings, run_seeds
     from gpt1.train.finetune_state import job_state
 
-    if layout.training_updates(params.pretrain, TRANSFORMER) == 0:
+    if PretrainSchedule.of(params.pretrain, TRANSFORMER).updates == 0:
         raise UserError("the transfer curve fine-tunes from checkpoints of a Transformer pretrained here, and "
                         "pretrain.max_steps is 0 (released weights used as they are): build the other targets, "
                         "e.g. `dvc repro ablation` or `snakemake results/ablation.csv`")

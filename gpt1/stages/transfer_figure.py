@@ -9,11 +9,12 @@ from pathlib import Path
 import pandas as pd
 
 from gpt1 import layout
-from gpt1.atomic import atomic_path
-from gpt1.config import Params
+from gpt1.files.atomic import atomic_path
+from gpt1.params.schedule import PretrainSchedule
+from gpt1.params.schema import Params
 from gpt1.data.records import TaskSpec
 from gpt1.eval.transfer_curve import curve_table, curve_trend, plot_curve
-from gpt1.model.kinds import TRANSFORMER
+from gpt1.kinds import TRANSFORMER
 
 log = logging.getLogger(__name__)
 
@@ -38,5 +39,5 @@ def run_transfer_curve(results_dir: Path, tasks_dir: Path, tasks: list[str], ste
 def main(args, params: Params) -> None:
     analysis = params.analysis
     run_transfer_curve(layout.RESULTS, layout.TASKS, analysis.transfer_curve_tasks, analysis.transfer_curve_steps,
-                       layout.training_updates(params.pretrain, TRANSFORMER), analysis.layer_transfer_seeds,
+                       PretrainSchedule.of(params.pretrain, TRANSFORMER).updates, analysis.layer_transfer_seeds,
                        params.pretrain.tokens_per_update, with_zero="no_pretrain" in params.finetune.variants)

@@ -22,11 +22,11 @@ import logging
 from pathlib import Path
 
 from gpt1 import layout
-from gpt1.atomic import write_text_if_changed
-from gpt1.config import Params
+from gpt1.files.atomic import write_text_if_changed
+from gpt1.params.schema import Params
 from gpt1.data.user_paths import corpus_files, corpus_root, selected_paths
 from gpt1.data.user_tasks import check_files
-from gpt1.digests import sha256_of
+from gpt1.files.digests import sha256_of
 
 log = logging.getLogger(__name__)
 

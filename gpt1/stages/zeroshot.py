@@ -10,7 +10,8 @@ from typing import Sequence
 import pandas as pd
 
 from gpt1 import layout
-from gpt1.config import Params
+from gpt1.params.schedule import PretrainSchedule
+from gpt1.params.schema import Params
 from gpt1.eval.zeroshot import PRETRAINED_KINDS, evaluate_checkpoints, find_checkpoints, plot, trend, write_csv
 from gpt1.eval.zeroshot_tasks import load_tasks
 from gpt1.tokenizer.bpe import Gpt1Bpe
@@ -24,7 +25,7 @@ def run(params: Params, tasks_dir: Path = layout.TASKS, raw_dir: Path = layout.R
         kinds: Sequence[str] = PRETRAINED_KINDS, batch_size: int = 64) -> pd.DataFrame:
     bpe = Gpt1Bpe.load(bpe_dir)
     tasks = load_tasks(bpe, tasks_dir, raw_dir, params.data.tasks, params.finetune.max_eval_examples, params.seed)
-    checkpoints = {kind: find_checkpoints(pretrain_dir, kind, layout.training_updates(params.pretrain, kind)) for kind in kinds}
+    checkpoints = {kind: find_checkpoints(pretrain_dir, kind, PretrainSchedule.of(params.pretrain, kind).updates) for kind in kinds}
     device = precision.resolve_device(params.finetune.device, key="finetune.device")
     table = evaluate_checkpoints(tasks, checkpoints, params.model.n_positions, device, batch_size)
     write_csv(table, results.zero_shot)

@@ -27,9 +27,9 @@ from typing import Sequence
 
 import torch
 
-from gpt1.atomic import atomic_directory
-from gpt1.config import FinetuneParams, Params, TransformerParams
-from gpt1.digests import sha256_of
+from gpt1.files.atomic import atomic_directory
+from gpt1.params.schema import FinetuneParams, Params, TransformerParams
+from gpt1.files.digests import sha256_of
 from gpt1.errors import UserError
 from gpt1.eval.metrics import score
 from gpt1.layout import RUN_CARD, RUN_METRICS, RUN_WEIGHTS, run_predictions, seed_run

@@ -14,14 +14,14 @@ from typing import Sequence
 import torch
 from tqdm import tqdm
 
-from gpt1.config import FinetuneParams
+from gpt1.params.schema import FinetuneParams
 from gpt1.model.heads import Batch, TaskModel, collate
 from gpt1.model.transforms import EncodedExample
 from gpt1.train import distributed, precision
 from gpt1.train.finetune_state import SeedState
 from gpt1.train.interrupt import StopRequest, Stopped
 from gpt1.train.loop import TrainingState, load_state, save_state
-from gpt1.train.schedules import warmup_linear
+from gpt1.train.lr_schedules import warmup_linear
 
 log = logging.getLogger(__name__)
 

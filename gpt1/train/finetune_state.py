@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from gpt1.atomic import atomic_directory, atomic_write_text, exclusive_lock, link_or_copy
+from gpt1.files.atomic import atomic_directory, atomic_write_text, exclusive_lock, link_or_copy
 from gpt1.layout import seed_run
 from gpt1.train.interrupt import StopRequest
 

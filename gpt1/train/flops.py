@@ -56,5 +56,5 @@ def gpu_peak(device_name: str, precision: str) -> Peak | None:
 
 def measured_peak(size: int, flops: float, precision: str) -> Peak:
     """A CPU has no data-sheet figure that its kernels reach: its peak is its own square matmul, measured at
-    the precision the model runs in (gpt1.benchmark.matmul_throughput)."""
+    the precision the model runs in (gpt1.commands.benchmark.matmul_throughput)."""
     return Peak(f"this machine's measured {size}³ {precision} matmul", flops)

@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from gpt1.atomic import atomic_path
+from gpt1.files.atomic import atomic_path
 from gpt1.errors import UserError
 from gpt1.train import distributed
 

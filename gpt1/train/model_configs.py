@@ -4,7 +4,7 @@ gpt1.model.weights's."""
 
 from __future__ import annotations
 
-from gpt1.config import LstmParams, TransformerParams
+from gpt1.params.schema import LstmParams, TransformerParams
 from gpt1.model.lm import LSTMConfig, TransformerConfig
 
 

@@ -35,19 +35,19 @@ from tqdm import tqdm
 
 from gpt1.train import distributed, precision
 from gpt1.train.flops import flops_per_token, gpu_peak, model_flops_utilisation
-from gpt1.atomic import atomic_directory, link_or_copy, remove_stale_temporaries
+from gpt1.files.atomic import atomic_directory, link_or_copy, remove_stale_temporaries
 from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplexity, windows_to_batch
 from gpt1.train.pretrain_settings import Kind, Settings, batch_split, run_signature
 from gpt1.train.distributed import seed_everything
 from gpt1.train.interrupt import StopRequest, Stopped
 from gpt1.train.loop import TrainingState, load_state, save_state, set_aside
-from gpt1.layout import CHECKPOINTS, MODEL_FILE, checkpoint_file, checkpoint_steps, kept_checkpoints, training_updates
-from gpt1.train.schedules import warmup_cosine
+from gpt1.layout import CHECKPOINTS, MODEL_FILE, checkpoint_file, kept_checkpoints
+from gpt1.train.lr_schedules import warmup_cosine
 from gpt1.train.model_configs import model_config
 from gpt1.model.weights import initial_weights
 from gpt1.tokenizer.encode import load_tokens
 from gpt1.errors import UserError
-from gpt1.model.kinds import TRANSFORMER
+from gpt1.kinds import TRANSFORMER
 from gpt1.model.lm import LanguageModel, TransformerConfig, build_model, save_model
 
 log = logging.getLogger(__name__)
@@ -82,9 +82,9 @@ def evaluate(model: LanguageModel, tokens: np.ndarray, starts: np.ndarray, lengt
 class Trainer:
     def __init__(self, settings: Settings, kind: Kind, tokens_dir: Path, out_dir: Path, metrics_dir: Path,
                  runtime: distributed.Runtime):
-        self.p, self.kind, self.runtime = settings.pretrain, kind, runtime
+        self.p, self.kind, self.runtime, self.schedule = settings.pretrain, kind, runtime, settings.schedule
         self.out_dir, self.metrics_dir = out_dir, metrics_dir
-        self.length, self.max_steps = settings.n_positions, training_updates(self.p, kind)
+        self.length, self.max_steps = settings.n_positions, self.schedule.updates
         self.micro_batch, self.accumulation = batch_split(self.p, self.length, runtime.world_size)
         if not (tokens_dir / "meta.json").is_file():
             raise UserError(f"{tokens_dir / 'meta.json'} not found; run the tokenize stage first")
@@ -110,7 +110,7 @@ class Trainer:
             log.info("train/mfu is taken against the %s peak, %.1f TFLOP/s", self.peak.name, self.peak.flops / 1e12)
         self.state = TrainingState.start(
             self.model, self.model.parameter_groups(self.p.weight_decay), getattr(self.p, kind).max_lr,
-            self.p.betas, self.p.eps, lambda step: warmup_cosine(step, self.p.warmup_steps, self.max_steps),
+            self.p.betas, self.p.eps, lambda step: warmup_cosine(step, self.schedule.warmup_updates, self.max_steps),
             label=f"pretrain {kind}", knobs=f"pretrain.{kind}.max_lr (or pretrain.grad_clip); the last saved state "
             f"stays in {out_dir / RESUME_FILE}")
         seed_everything(settings.seed, runtime.rank)
@@ -118,7 +118,6 @@ class Trainer:
         self.eval_starts = evaluation_starts(self.val_tokens, self.length, self.p.eval_tokens)
         self.unigram = unigram_perplexity(self.train_tokens, self.val_tokens, self.eval_starts, self.length,
                                           vocab_size)
-        self.checkpoint_steps = checkpoint_steps(self.max_steps, self.p.checkpoints)
         self.autocast = precision.autocast(runtime.device, self.p.dtype)
         self.signature = run_signature(settings, kind, self.config, len(self.train_tokens))
         self.resume_path, self.staging = out_dir / RESUME_FILE, out_dir / STAGING_DIR
@@ -244,7 +243,7 @@ class Trainer:
             entry["train/mfu"] = model_flops_utilisation(
                 entry["train/tokens_per_second"] / self.runtime.world_size, self._flops_per_token(),
                 self.peak.flops)
-        if state.step % self.p.eval_interval == 0 or state.step == self.max_steps:
+        if state.step % self.schedule.eval_interval == 0 or state.step == self.max_steps:
             val_loss = self._evaluate()
             entry.update({"val/loss": val_loss, "val/perplexity": math.exp(val_loss)})
             if main:
@@ -254,9 +253,9 @@ class Trainer:
         _log_step(live, entry)
         if main and "val/loss" in entry:
             live.make_summary()  # at evaluations only: DVCLive's per-step sync costs more the longer the run
-        if main and state.step in self.checkpoint_steps:
+        if main and state.step in self.schedule.kept_checkpoints:
             save_model(self.model, self.staging / checkpoint_file(state.step))
-        if state.step % self.p.save_interval == 0 and state.step < self.max_steps:
+        if state.step % self.schedule.save_interval == 0 and state.step < self.max_steps:
             save_state(self.state, self.resume_path, self.signature, self.runtime)
         return entry, seconds
 
@@ -271,7 +270,7 @@ class Trainer:
     def _publish(self) -> None:
         """Move the finished run's checkpoints to their final place, then write the final model."""
         remove_stale_temporaries(self.staging)
-        missing = [step for step in self.checkpoint_steps
+        missing = [step for step in self.schedule.kept_checkpoints
                    if not (self.staging / checkpoint_file(step)).is_file()]
         if missing:
             log.warning("checkpoints for update(s) %s are missing from %s (removed by hand?)", missing, self.staging)

@@ -6,28 +6,31 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from gpt1.config import LstmParams, Params, PretrainParams, TransformerParams
+from gpt1.params.schedule import PretrainSchedule
+from gpt1.params.schema import LstmParams, Params, PretrainParams, TransformerParams
 from gpt1.errors import UserError
-from gpt1.layout import training_updates
-from gpt1.model.kinds import KINDS, LSTM, TRANSFORMER, Kind
+from gpt1.kinds import KINDS, LSTM, TRANSFORMER, Kind
 from gpt1.model.lm import LSTMConfig, TransformerConfig
 
 
 @dataclass(frozen=True)
 class Settings:
     """What pretraining one model reads from params.yaml: the `pretrain` section, the model's size (the `model`
-    or `lstm` section), the window length (model.n_positions, the LSTM's too) and the project seed."""
+    or `lstm` section), the window length (model.n_positions, the LSTM's too) and the project seed, with the
+    model's schedule resolved from them."""
     pretrain: PretrainParams
     size: TransformerParams | LstmParams
     n_positions: int
     seed: int
+    schedule: PretrainSchedule
 
     @classmethod
     def of(cls, params: Params, kind: Kind) -> "Settings":
         sizes = {TRANSFORMER: params.model, LSTM: params.lstm}
         if kind not in sizes:
             raise UserError(f"unknown model kind {kind!r}; use {' or '.join(map(repr, KINDS))}")
-        return cls(params.pretrain, sizes[kind], params.model.n_positions, params.seed)
+        return cls(params.pretrain, sizes[kind], params.model.n_positions, params.seed,
+                   PretrainSchedule.of(params.pretrain, kind))
 
 
 def batch_split(p: PretrainParams, length: int, world_size: int) -> tuple[int, int]:
@@ -49,10 +52,10 @@ def batch_split(p: PretrainParams, length: int, world_size: int) -> tuple[int, i
 def run_signature(settings: Settings, kind: Kind, config: TransformerConfig | LSTMConfig, train_tokens: int) -> str:
     """What a resume checkpoint must match: everything that shapes the training trajectory (not the device,
     the micro-batch split or evaluation settings), and the checkpoint schedule that staged step files follow."""
-    p = settings.pretrain
+    p, schedule = settings.pretrain, settings.schedule
     return json.dumps({
         "kind": kind, "config": config.__dict__, "seed": settings.seed, "train_tokens": train_tokens,
-        "tokens_per_update": p.tokens_per_update, "max_steps": training_updates(p, kind), "warmup_steps": p.warmup_steps,
+        "tokens_per_update": p.tokens_per_update, "max_steps": schedule.updates, "warmup_steps": schedule.warmup_updates,
         "betas": list(p.betas), "eps": p.eps, "weight_decay": p.weight_decay, "grad_clip": p.grad_clip,
         "max_lr": getattr(p, kind).max_lr, "init_from": p.init_from if kind == TRANSFORMER else None,
         "checkpoints": p.checkpoints,  # the staged step files follow this schedule

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from gpt1.config import FinetuneParams
+from gpt1.params.schema import FinetuneParams
 from gpt1.data.records import SPLITS, TaskSpec
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.methods import ResolvedMethod

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpt1.config import TransformerParams
+from gpt1.params.schema import TransformerParams
 from gpt1.errors import UserError
 from gpt1.layout import kept_checkpoints, pretrained_model, pretraining_checkpoint
 from gpt1.methods import ResolvedMethod
-from gpt1.model.kinds import TRANSFORMER
+from gpt1.kinds import TRANSFORMER
 from gpt1.model.lm import GPT1, LanguageModel, build_model, load_model
 from gpt1.train.model_configs import model_config
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gpt1.digests import sha256_of
+from gpt1.files.digests import sha256_of
 from gpt1.errors import UserError
 from gpt1.layout import pretrained_model, starting_model_record
 

@@ -13,7 +13,7 @@ import sys
 
 from pydantic import BaseModel
 
-from gpt1.config import Section
+from gpt1.params.schema import Section
 
 ENVIRONMENT = "GPT1_PARAMS_TRACE"
 

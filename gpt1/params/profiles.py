@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 import yaml
 
-from gpt1.config import load_params
-from gpt1.params_files import DEFAULT_PARAMS, compose_raw, merge, read_yaml
+from gpt1.params.schema import load_params
+from gpt1.params.files import DEFAULT_PARAMS, compose_raw, merge, read_yaml
 from gpt1.errors import UserError
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")  # a string Hydra reads back as itself, unquoted

@@ -1,5 +1,5 @@
 """Params files as YAML: read (UTF-8, a one-line error for bad syntax) and composed, each profile merged over
-params.yaml (`gpt1 --profile`, `snakemake --configfile`). gpt1.config validates the result."""
+params.yaml (`gpt1 --profile`, `snakemake --configfile`). gpt1.params.schema validates the result."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import yaml
 
 from gpt1.errors import UserError
-from gpt1.textfiles import read_text
+from gpt1.files.text_files import read_text
 
 DEFAULT_PARAMS = Path("params.yaml")
 

@@ -12,7 +12,7 @@ from gpt1.layout import ONE_OFF, RESULTS
 
 def one_off(args) -> bool:
     """Whether a fine-tuning command is a one-off run: `--seed` with the option that names one of its runs
-    (`args.one_off_option`, which the CLI sets from gpt1/stage_table.py; e.g. `task`), written under ONE_OFF.
+    (`args.one_off_option`, which the CLI sets from gpt1/pipeline/stage_table.py; e.g. `task`), written under ONE_OFF.
     Without both, the stage's job runs every run and seed that params lists, into its DVC output folder; either
     alone is one clear error."""
     option = args.one_off_option

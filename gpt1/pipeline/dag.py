@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from gpt1.errors import UserError
-from gpt1.stage_table import STAGES, StageSpec, command_of, job_log
+from gpt1.pipeline.stage_table import STAGES, StageSpec, command_of, job_log
 
 _REFERENCE = re.compile(r"\$\{\s*([^${}]+?)\s*\}")
 
@@ -143,14 +143,14 @@ class Template:
 
     @property
     def spec(self) -> StageSpec:
-        """What the stage is (gpt1/stage_table.py): its kind of work, its job option, its report category."""
+        """What the stage is (gpt1/pipeline/stage_table.py): its kind of work, its job option, its report category."""
         return STAGES[command_of(self.name)]
 
     def instance(self, values: dict) -> Stage:
         return self.instances[tuple(str(values[name]) for name in self.wildcards)]
 
     def log(self) -> str:
-        """The log its command writes (gpt1/stage_table.py's job_log), with the rule's wildcard in it: the stage's
+        """The log its command writes (gpt1/pipeline/stage_table.py's job_log), with the rule's wildcard in it: the stage's
         one foreach/matrix axis is the option that names its job."""
         values = {self.spec.job: f"{{{self.wildcards[0]}}}"} if self.wildcards else {}
         return str(job_log(command_of(self.name), values))

@@ -1,4 +1,4 @@
-"""What each pipeline stage is, declared once: the CLI, the DAG engines (gpt1/dag.py, workflow/Snakefile), the
+"""What each pipeline stage is, declared once: the CLI, the DAG engines (gpt1/pipeline/dag.py, workflow/Snakefile), the
 logs, the report and a cluster read it here.
 
 A stage is a module of gpt1/stages named as its command (`encode-task` -> gpt1/stages/encode_task.py, which is
@@ -20,7 +20,7 @@ Work = Literal["light", "text", "training"]
 @dataclass(frozen=True)
 class StageSpec:
     help: str
-    # light: one core. text: every core, through worker processes (gpt1/parallel.py). training: every core (torch
+    # light: one core. text: every core, through worker processes (gpt1/pipeline/parallel.py). training: every core (torch
     # threads), the GPUs a job is given, and (pretrain) the processes torchrun launches.
     work: Work = "light"
     options: bool = False  # the module has add_arguments(parser); imported only for these, so the CLI stays cheap

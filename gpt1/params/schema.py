@@ -14,13 +14,13 @@ from typing import Annotated, Any, Literal, Optional, Sequence
 from pydantic import Field, StrictInt, ValidationError, field_validator, model_validator
 
 from gpt1.errors import UserError
-from gpt1.layout import training_updates
 from gpt1.methods import METHODS
-from gpt1.model.kinds import LSTM, TRANSFORMER
-from gpt1.params_files import DEFAULT_PARAMS, compose_raw
-from gpt1.params_checks import layer_transfer_fits, scored_tasks_fit, transfer_curve_fits
-from gpt1.params_section import Section
-from gpt1.params_user_data import FAMILY_TAGS, CorpusPath, UserName, UserTask, outside_the_pipeline
+from gpt1.kinds import LSTM, TRANSFORMER
+from gpt1.params.files import DEFAULT_PARAMS, compose_raw
+from gpt1.params.checks import layer_transfer_fits, scored_tasks_fit, transfer_curve_fits
+from gpt1.params.schedule import PretrainSchedule
+from gpt1.params.section import Section
+from gpt1.params.user_data import FAMILY_TAGS, CorpusPath, UserName, UserTask, outside_the_pipeline
 
 
 # Adam's decay rates: 1 would never forget, below 0 is meaningless; eps must be a finite positive number.
@@ -48,7 +48,7 @@ class MirrorParams(Section):
 
 
 class DataParams(Section):
-    # Before corpus and tasks: their validator accepts the names declared here (gpt1/params_user_data.py).
+    # Before corpus and tasks: their validator accepts the names declared here (gpt1/params/user_data.py).
     user_tasks: dict[UserName, UserTask] = Field(description="tasks read from the user's own files")
     user_corpus: dict[UserName, CorpusPath] = Field(description="corpus parts: a folder or glob of .txt/.jsonl files")
     corpus: list[str] = Field(min_length=1, description="corpus parts for pretraining (see gpt1/data/registry.py)")
@@ -245,9 +245,9 @@ class Params(Section):
 
     @model_validator(mode="after")
     def _analysis_fits(self) -> "Params":
-        if training_updates(self.pretrain, TRANSFORMER) == 0 and not self.pretrain.init_from:
+        if PretrainSchedule.of(self.pretrain, TRANSFORMER).updates == 0 and not self.pretrain.init_from:
             raise ValueError("pretrain.max_steps is 0 but pretrain.init_from is not set: nothing would be trained")
-        if training_updates(self.pretrain, LSTM) == 0:
+        if PretrainSchedule.of(self.pretrain, LSTM).updates == 0:
             raise ValueError("pretrain.max_steps is 0 (the Transformer's weights as init_from gives them), but the "
                              "LSTM has no released weights and would be published untrained; set "
                              "pretrain.lstm.max_steps to the updates it should train")

@@ -1,17 +1,13 @@
 """Checks across sections of params.yaml that the analysis stages rely on: they read runs that other stages write
 (Figure 2's all-blocks point is a finetune run; the transfer curve starts from checkpoints pretraining keeps).
-`gpt1/config.py` calls them once every section has validated; each raises ValueError with one line naming the key.
+`gpt1/params/schema.py` calls them with its Params once every section has validated (they do not import it, which
+would make the two modules import each other); each raises ValueError with one line naming the key.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from gpt1.layout import checkpoint_steps, training_updates
-from gpt1.model.kinds import TRANSFORMER
-
-if TYPE_CHECKING:
-    from gpt1.config import Params
+from gpt1.params.schedule import PretrainSchedule
+from gpt1.kinds import TRANSFORMER
 
 
 def model_of(task: str) -> str | None:
@@ -21,7 +17,7 @@ def model_of(task: str) -> str | None:
     return TASKS[task].spec.model_of if task in TASKS else None
 
 
-def scored_tasks_fit(params: "Params") -> None:
+def scored_tasks_fit(params) -> None:
     """A task scored with another task's model (mnli_mm with mnli's) needs that task in data.tasks, whose finetune
     runs write both; it trains nothing, so the analyses that fine-tune one task cannot take it."""
     for task in params.data.tasks:
@@ -37,7 +33,7 @@ def scored_tasks_fit(params: "Params") -> None:
                                  f"{trained}'s): name {trained} instead")
 
 
-def layer_transfer_fits(params: "Params") -> None:
+def layer_transfer_fits(params) -> None:
     """Figure 2 (left): accuracy tasks of data.tasks; k < model.n_layer, since the all-blocks point is the
     finetune stage's `full` run, which must exist for every seed and is not re-trained."""
     from gpt1.data.registry import TASKS  # the registry imports the data modules: only when validating
@@ -65,18 +61,18 @@ def layer_transfer_fits(params: "Params") -> None:
                          "Figure 2 (left) reads its all-blocks point from those finetune runs")
 
 
-def transfer_curve_fits(params: "Params") -> None:
+def transfer_curve_fits(params) -> None:
     """Transfer over pretraining: tasks of data.tasks; steps the Transformer's pretraining keeps a checkpoint
     after, below its last update (that point is the finetune stage's `full` run)."""
-    analysis, pretrain = params.analysis, params.pretrain
+    analysis, schedule = params.analysis, PretrainSchedule.of(params.pretrain, TRANSFORMER)
     for task in analysis.transfer_curve_tasks:
         if task not in params.data.tasks:
             raise ValueError(f"analysis.transfer_curve_tasks: '{task}' is not one of data.tasks {params.data.tasks}")
-    kept = checkpoint_steps(training_updates(pretrain, TRANSFORMER), pretrain.checkpoints)[:-1]
+    kept = list(schedule.transfer_points)
     unknown = [step for step in analysis.transfer_curve_steps if step not in kept]
     # Released weights used as they are (max_steps 0) keep no checkpoints: only the transfer_curve stage stops
     # then (it says why); every other target builds.
-    if unknown and training_updates(pretrain, TRANSFORMER) > 0:
+    if unknown and schedule.updates > 0:
         raise ValueError(f"analysis.transfer_curve_steps: {unknown} are not kept pretraining checkpoints; with "
                          f"pretrain.max_steps and pretrain.checkpoints as set, choose among {kept} (the last update "
                          "is the finetune stage's full run)")

@@ -1,4 +1,4 @@
-"""The base of every params.yaml section's schema (gpt1/config.py, gpt1/params_user_data.py)."""
+"""The base of every params.yaml section's schema (gpt1/params/schema.py, gpt1/params/user_data.py)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from typing import Sequence
 import torch
 
 from gpt1.errors import UserError
-from gpt1.textfiles import read_stdin
+from gpt1.files.text_files import read_stdin
 from gpt1.model.lm import LanguageModel, load_model
 from gpt1.tokenizer.bpe import Gpt1Bpe
 

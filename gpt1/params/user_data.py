@@ -1,6 +1,6 @@
 """The schema of a user's own data in params.yaml: `data.user_tasks` (tasks read from CSV, TSV or JSON-lines files,
 one entry per task, shaped by its family) and `data.user_corpus` (corpus parts read from folders of .txt/.jsonl
-files). gpt1/config.py validates them as part of the data section; gpt1/data/user_tasks.py reads the files.
+files). gpt1/params/schema.py validates them as part of the data section; gpt1/data/user_tasks.py reads the files.
 
 A file's format is its extension's (.csv, .tsv, .jsonl) unless `format` names it. Relative paths are relative to
 the project root, where dvc and snakemake run the stages; `~` is the user's home.
@@ -15,7 +15,7 @@ from typing import Annotated, Literal, Optional, Union
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from gpt1.layout import PIPELINE_FOLDERS
-from gpt1.params_section import Section
+from gpt1.params.section import Section
 
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl"}
 

@@ -22,7 +22,7 @@ from gpt1.data.records import RECORD_TYPES, Example, TaskSpec, check_examples
 from gpt1.errors import UserError
 from gpt1.model.task_checkpoint import TaskRun, load_task_model
 from gpt1.model.transforms import encode_examples
-from gpt1.textfiles import open_text, read_stdin
+from gpt1.files.text_files import open_text, read_stdin
 from gpt1.tokenizer.bpe import Gpt1Bpe
 from gpt1.layout import RUN_WEIGHTS
 from gpt1.train.finetune_predict import EVAL_BATCH_SIZE, predict, prediction_rows

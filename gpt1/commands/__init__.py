@@ -1,0 +1,1 @@
+"""The commands that are not pipeline stages: benchmark, generate, predict."""
