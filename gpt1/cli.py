@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         if spec.options:
             stage_module(name).add_arguments(parsers[name])
         if spec.one_off:
-            parsers[name].set_defaults(one_off_option=spec.one_off[0])
+            parsers[name].set_defaults(one_off_option=spec.one_off.option)
     bench = parsers["benchmark"]
     bench.add_argument("--configs", nargs="+", choices=["default", "mid", "paper"], default=None,
                        help="named configs (default: default mid on a CPU, paper on CUDA); paper: 12 x 768, 512 "

@@ -138,9 +138,11 @@ def split_file(task: str, split: str, tasks_dir: Path = TASKS) -> Path:
     return prepared_task(task, tasks_dir) / f"{split}.jsonl"
 
 
-def task_tokens(task: str, root: Path = TASK_TOKENS) -> Path:
-    """One task's fine-tuning examples as BPE ids (the encode_task stage; gpt1/model/task_tokens.py)."""
-    return Path(root) / task
+def task_tokens(task: str, root: Path = TASK_TOKENS, model_of: str | None = None) -> Path:
+    """One task's fine-tuning examples as BPE ids (the encode_task stage; gpt1/model/task_tokens.py). A task scored
+    with another task's models (`model_of`, TaskSpec.model_of: mnli_mm with mnli's) is encoded by that task's job,
+    inside its folder: data/task_tokens/mnli/mnli_mm."""
+    return Path(root) / model_of / task if model_of else Path(root) / task
 
 
 def starting_model_record(method: str, records_dir: Path = STARTING_MODELS) -> Path:
@@ -149,15 +151,14 @@ def starting_model_record(method: str, records_dir: Path = STARTING_MODELS) -> P
     return Path(records_dir) / f"{method}.json"
 
 
-def finetune_method(method: str, results: Path = RESULTS) -> Path:
-    """The finetune stage's output for one method: every task's runs (`finetune_runs`). One job per method, so that
-    retraining one pretrained model re-runs only the methods that start from it."""
-    return Path(results) / "finetune" / method
+FINETUNE = "finetune"  # results/finetune/<method>/<task>/seed<S>
 
 
-def finetune_runs(task: str, method: str, results: Path = RESULTS) -> Path:
-    """One (task, method) of the finetune stage: a folder per seed (`seed_run`)."""
-    return finetune_method(method, results) / task
+def finetune_runs(task: str, method: str, results: Path = RESULTS, model_of: str | None = None) -> Path:
+    """One job of the finetune stage, a (method, task): a folder per seed (`seed_run`). A task scored with another
+    task's models (`model_of`: mnli_mm with mnli's) has its runs inside that task's job output:
+    results/finetune/full/mnli/mnli_mm/seed<S>."""
+    return Path(results) / FINETUNE / method / model_of / task if model_of else Path(results) / FINETUNE / method / task
 
 
 def layer_transfer_task(task: str, results: Path = RESULTS) -> Path:
@@ -192,8 +193,8 @@ def seed_run(runs: Path, seed: int) -> Path:
     return Path(runs) / f"seed{seed}"
 
 
-def finetune_run(task: str, method: str, seed: int, results: Path = RESULTS) -> Path:
-    return seed_run(finetune_runs(task, method, results), seed)
+def finetune_run(task: str, method: str, seed: int, results: Path = RESULTS, model_of: str | None = None) -> Path:
+    return seed_run(finetune_runs(task, method, results, model_of), seed)
 
 
 def layer_transfer_run(task: str, layers: int, seed: int, results: Path = RESULTS) -> Path:

@@ -25,22 +25,28 @@ FINETUNE = dict(variants=["full"], seeds=[1, 2], lr=1e-3, batch_size=2, epochs=2
                 max_eval_examples=6, device="cpu", dtype="float32")
 
 
+def spec_of(task: str):
+    return SPECS[task] if task in SPECS else PAPER_TASKS[task].spec
+
+
 def finetune_project(folder: Path, tasks=("rt_polarity",), **finetune) -> Path:
-    """`folder` as a project whose finetune@full job can run: every file that job reads, nothing it writes."""
-    raw = tiny_raw_params(data={"tasks": list(tasks)}, finetune={**FINETUNE, **finetune},
-                          analysis={"layer_transfer_tasks": list(tasks[:1]), "transfer_curve_tasks": list(tasks[:1])})
+    """`folder` as a project whose finetune@full jobs can run: every file they read, nothing they write. `tasks`
+    may hold a task scored with another's models (mnli_mm): its tokens go where its model's task's job reads them."""
+    trained = [task for task in tasks if spec_of(task).model_of is None]
+    raw = tiny_raw_params(data={"tasks": trained}, finetune={**FINETUNE, **finetune},
+                          analysis={"layer_transfer_tasks": trained[:1], "transfer_curve_tasks": trained[:1]})
     folder.mkdir(parents=True)
     (folder / "params.yaml").write_text(yaml.safe_dump(raw))
     params = parse_params(raw)
     bpe = tiny_bpe()
     bpe.save(folder / layout.BPE)
     for task in tasks:
-        spec = SPECS[task] if task in SPECS else PAPER_TASKS[task].spec
+        spec = spec_of(task)
         # a task scored with another's model has that task's train and dev rows (as `gpt1 prepare` carves them) and
         # a test set of its own
         write_task(folder / layout.TASKS / task, spec, offsets=(0, 100, 300 if spec.model_of else 200))
         tokens: TaskTokens = tokens_of(params, task, folder / layout.TASKS, folder / layout.BPE)
-        tokens.save(folder / layout.task_tokens(task, folder / layout.TASK_TOKENS))
+        tokens.save(folder / layout.task_tokens(task, folder / layout.TASK_TOKENS, spec.model_of))
     torch.manual_seed(0)
     transformer = {k: v for k, v in TINY_MODEL.items() if k != "dropout"}
     save_model(build_model("transformer", dict(vocab_size=bpe.vocab_size - 3, **transformer)),
@@ -62,6 +68,7 @@ def write_record(project: Path, method: str = "full", starts_from: str = "transf
         os.chdir(here)
 
 
-def run_finetune(project: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gpt1.cli", "finetune", "--variant", "full", *args], cwd=project,
-                          capture_output=True, text=True, env=subprocess_environment(), timeout=timeout)
+def run_finetune(project: Path, *args: str, task: str = "rt_polarity", timeout: float = 300) -> subprocess.CompletedProcess:
+    """`gpt1 finetune` of method full on `task` (the job finetune@full-<task>), with `args` added."""
+    return subprocess.run([sys.executable, "-m", "gpt1.cli", "finetune", "--variant", "full", "--task", task, *args],
+                          cwd=project, capture_output=True, text=True, env=subprocess_environment(), timeout=timeout)

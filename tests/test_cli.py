@@ -41,21 +41,19 @@ def test_import_weights_names_an_unknown_folder(tmp_path):
 
 
 def test_a_stage_job_runs_everything_a_one_off_names_one_run_and_each_logs_apart():
-    """The DAG runs one process per method (finetune) or per task (layer-transfer, transfer-curve), one log per job;
-    `--seed` with the run's own option is a one-off with its own log, and either alone is a clear error."""
+    """The DAG runs one process per (method, task) (finetune) or per task (layer-transfer, transfer-curve), one log
+    per job; `--seed` (with the run's own option where a job's runs differ by more than the seed) is a one-off with
+    its own log, and either half alone is a clear error."""
     from gpt1.cli import build_parser, log_path
     from gpt1.errors import UserError
     from gpt1.pipeline.one_off import one_off
 
     parser = build_parser()
-    every = parser.parse_args(["finetune", "--variant", "full"])
+    every = parser.parse_args(["finetune", "--variant", "full", "--task", "rt_polarity"])
     one = parser.parse_args(["finetune", "--task", "rt_polarity", "--variant", "full", "--seed", "7"])
     assert not one_off(every) and one_off(one)
-    assert log_path(every) == Path("logs/finetune/full.log")
+    assert log_path(every) == Path("logs/finetune/full/rt_polarity.log")
     assert log_path(one) == Path("logs/finetune/full/rt_polarity/seed7.log")
-    for half in (["--task", "rt_polarity"], ["--seed", "7"]):
-        with pytest.raises(UserError, match="--seed and --task go together"):
-            one_off(parser.parse_args(["finetune", "--variant", "full", *half]))
     layers = parser.parse_args(["layer-transfer", "--task", "social_iqa"])
     assert not one_off(layers) and log_path(layers) == Path("logs/layer_transfer/social_iqa.log")
     layers = parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2", "--seed", "1"])
@@ -70,10 +68,10 @@ def test_a_stage_job_runs_everything_a_one_off_names_one_run_and_each_logs_apart
         one_off(parser.parse_args(["transfer-curve", "--task", "snli_100k", "--seed", "2"]))
 
 
-@pytest.mark.parametrize("command, option", [(["finetune", "--variant", "full", "--seed", "7"], "task"),
+@pytest.mark.parametrize("command, option", [(["transfer-curve", "--task", "snli_100k", "--seed", "7"], "step"),
                                              (["layer-transfer", "--task", "snli_100k", "--layers", "1"], "layers")])
 def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command, option):
-    """The log's path names both halves of a one-off (logs/finetune/full/<task>/seed7.log): with one missing, the
+    """The log's path names both halves of a one-off (logs/layer_transfer/<task>/layers1/seed7.log): with one missing, the
     command stops with the one error line and leaves no log (nor its folders) behind."""
     (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
     result = gpt1(*command, cwd=tmp_path)
@@ -84,7 +82,7 @@ def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command, op
     assert sorted(path.name for path in tmp_path.iterdir()) == ["params.yaml"]
 
 
-def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
+def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch, tmp_path):
     """DVC owns results/finetune/<variant> and results/layer_transfer/<task>...: a one-off `--seed` must not add a
     folder there (the next `dvc repro` would see the stage as changed). A stage's job runs every task (finetune), k
     or checkpoint (the other two) that params lists, each with every configured seed."""
@@ -100,11 +98,10 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
         (tokens, seeds, options.get("out_root"))))
     monkeypatch.setattr(TaskTokens, "load", lambda folder: folder)  # each run reads its own task's tokens
     monkeypatch.setattr(starting_weights, "check", lambda variant, *folders: checked.append((variant, *folders)))
-    # no task of the default is scored with another task's model; the specs saying so are prepared data, which a
-    # fresh clone does not hold
-    monkeypatch.setattr(finetune, "scored_with_models", lambda tasks: {})
+    monkeypatch.chdir(tmp_path)  # the jobs' state folders go under data/training_state: not the checkout's
     parser, params = build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
-    finetune.main(parser.parse_args(["finetune", "--variant", "full"]), params)
+    for task in params.data.tasks:
+        finetune.main(parser.parse_args(["finetune", "--variant", "full", "--task", task]), params)
     assert calls == [(Path("data/task_tokens") / task, [1, 2, 3], Path("results/finetune/full") / task)
                      for task in params.data.tasks]
     calls.clear()
@@ -123,8 +120,9 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
                      *[(rt, [1, 2], Path(f"results/transfer_curve/rt_polarity/step{step}"))
                        for step in params.analysis.transfer_curve_steps],
                      (rt, [7], Path("results/one-off/transfer_curve/rt_polarity/step305"))]
-    # the stage's run checks the record of its starting weights, which DVC tracks; a one-off run has none to check
-    assert checked == [("full", "transformer", Path("data/pretrain"), Path("data/starting_models"))]
+    # each job of the stage checks the record of its starting weights, which DVC tracks; a one-off run has none
+    assert checked == [("full", "transformer", Path("data/pretrain"), Path("data/starting_models"))] * len(
+        params.data.tasks)
 
 
 def test_the_transfer_curve_stage_says_why_it_cannot_run_on_released_weights_used_as_they_are():

@@ -141,21 +141,22 @@ def test_a_known_paper_task_is_accepted(raw):
     assert paper in params.data.tasks
 
 
-# --- a task scored with another task's model (mnli_mm with mnli's) trains nothing ---------------------------------
+# --- a task scored with another task's model (mnli_mm with mnli's) has no job: it comes with that task -----------
 
-def test_a_task_scored_with_another_tasks_model_needs_that_task(raw):
+def test_a_task_scored_with_another_tasks_model_comes_with_that_task(raw):
     tasks = raw["data"]["tasks"]
     with pytest.raises(UserError) as error:
-        parse_params(edited(raw, "data.tasks", [*tasks, "mnli_mm"]), "p")
+        parse_params(edited(raw, "data.tasks", [*tasks, "mnli", "mnli_mm"]), "p")
     message = str(error.value)
-    assert "\n" not in message and "'mnli_mm' is scored with mnli's fine-tuned model" in message
-    assert "add mnli to data.tasks" in message
-    assert parse_params(edited(raw, "data.tasks", [*tasks, "mnli", "mnli_mm"])).data.tasks[-2:] == ["mnli", "mnli_mm"]
+    assert "\n" not in message and "'mnli_mm' is scored with mnli's fine-tuned models and comes with mnli" in message
+    params = parse_params(edited(raw, "data.tasks", [*tasks, "mnli"]))
+    assert params.data.tasks[-1] == "mnli" and params.data.scored_tasks[-2:] == ["mnli", "mnli_mm"]
+    assert params.data.scored_with("mnli") == ["mnli_mm"] and params.data.model_of("mnli_mm") == "mnli"
 
 
 @pytest.mark.parametrize("key", ["layer_transfer_tasks", "transfer_curve_tasks"])
 def test_the_one_task_analyses_refuse_a_task_that_trains_no_model(key, raw):
-    both = edited(raw, "data.tasks", [*raw["data"]["tasks"], "mnli", "mnli_mm"])
+    both = edited(raw, "data.tasks", [*raw["data"]["tasks"], "mnli"])
     with pytest.raises(UserError) as error:
         parse_params(edited(both, f"analysis.{key}", ["mnli_mm"]), "p")
     message = str(error.value)

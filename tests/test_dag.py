@@ -66,18 +66,19 @@ def test_every_output_dvc_declares_is_one_gpt1_layout_builds(profile):
         built += [layout.pretrained_model(kind), layout.pretraining_checkpoints(kind), metrics / "metrics.json",
                   layout.pretraining_headline(kind), metrics / "plots" / "metrics"]
     built += [layout.starting_model_record(variant) for variant in params["finetune"]["variants"]]
-    built += [layout.finetune_method(variant) for variant in params["finetune"]["variants"]]
+    built += [layout.finetune_runs(task, method) for method in params["finetune"]["variants"] for task in data["tasks"]]
     built += [layout.layer_transfer_task(task) for task in analysis["layer_transfer_tasks"]]
     built += [layout.transfer_curve_task(task) for task in analysis["transfer_curve_tasks"]]
     built += [getattr(files, name) for name, value in vars(layout.Results).items() if isinstance(value, property)]
     stages = dag.resolve(ROOT / "dvc.yaml", params)
     declared = [out for stage in stages for out in stage.outs]
     assert sorted(declared) == sorted(map(str, built))
-    for stage in stages:  # a method's fine-tuning job reads every task's tokens and its own method's weights (by
-        if stage.name.startswith("finetune@"):  # record); a layer-transfer or curve job its own task's tokens
-            variant = stage.name.removeprefix("finetune@")
+    for stage in stages:  # a fine-tuning job reads its own task's tokens and its own method's weights (by record);
+        if stage.name.startswith("finetune@"):  # a layer-transfer or curve job its own task's tokens
+            method, task = next((method, task) for method in params["finetune"]["variants"] for task in data["tasks"]
+                                if stage.name == f"finetune@{method}-{task}")
             assert [dep for dep in stage.deps if dep.startswith("data/")] == [
-                str(layout.TASK_TOKENS), str(layout.starting_model_record(variant))], stage.name
+                str(layout.task_tokens(task)), str(layout.starting_model_record(method))], stage.name
         if stage.name.startswith(("layer_transfer@", "transfer_curve@")):
             task = stage.name.split("@")[1]
             assert str(layout.task_tokens(task)) in stage.deps, stage.name
@@ -116,7 +117,7 @@ def test_a_folder_dependency_becomes_the_runs_inside_it():
     ablation = next(stage for stage in stages if stage.name == "ablation")
     runs = dag.inputs(ablation, stages)
     assert "results/finetune" in ablation.deps and "results/finetune" not in runs
-    assert "results/finetune/no_pretrain" in runs and "results/scores_summary.csv" in runs
+    assert "results/finetune/no_pretrain/sts_b" in runs and "results/scores_summary.csv" in runs
 
 
 def test_snakemake_refuses_config_overrides_that_the_commands_would_not_see():

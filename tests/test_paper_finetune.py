@@ -31,8 +31,8 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 def _params(task: str):
     raw = copy.deepcopy(yaml.safe_load((ROOT / "params.yaml").read_text()))
-    trained = PAPER_TASKS[task].spec.model_of  # mnli_mm is scored with mnli's model: validated with mnli beside it
-    raw["data"].update(tasks=[trained, task] if trained else [task], task_dev_fraction=0.25, task_test_fraction=0.25)
+    trained = PAPER_TASKS[task].spec.model_of  # mnli_mm is scored with mnli's model: mnli brings it
+    raw["data"].update(tasks=[trained or task], task_dev_fraction=0.25, task_test_fraction=0.25)
     task = trained or task  # the analyses fine-tune a task that trains its own model
     raw["model"] = dict(n_positions=64, n_layer=1, n_head=2, d_model=16, d_ff=32, dropout=0.0, attn_dropout=0.0)
     raw["finetune"].update(seeds=[1], batch_size=2, epochs=1, max_train_examples=None, max_eval_examples=None,

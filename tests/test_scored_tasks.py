@@ -1,5 +1,6 @@
-"""One MNLI model for both of its sets: mnli_mm trains nothing; each seed of mnli's run also writes mnli_mm's seed
-folder, scored with that seed's model on mnli_mm's own dev and test splits, and a resumed job restores both."""
+"""One MNLI model for both of its sets: mnli_mm has no job; each seed of mnli's job also writes mnli_mm's seed folder
+inside its own output, scored with that seed's model on mnli_mm's own dev and test splits, and a resumed job restores
+both."""
 
 from __future__ import annotations
 
@@ -29,12 +30,18 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def test_the_paper_profile_trains_each_training_file_once():
-    """What trains in the paper profile: every task of data.tasks but those scored with another's model; no two of
-    them read the same training file (MNLI's train.tsv once, for both of its sets)."""
+    """What trains in the paper profile: every task of data.tasks, one job per method each; mnli brings mnli_mm,
+    which its jobs score; no two trained tasks read the same training file (MNLI's train.tsv once, for both sets)."""
+    from gpt1.pipeline import dag
+
     raw, _ = compose_raw(ROOT / "params.yaml", [ROOT / "profiles/paper.yaml"])
-    tasks = parse_params(raw, "paper").data.tasks
-    trained = [task for task in tasks if TASKS[task].spec.model_of is None]
-    assert "mnli" in trained and "mnli_mm" in tasks and "mnli_mm" not in trained
+    params = parse_params(raw, "paper")
+    trained = params.data.tasks
+    assert "mnli" in trained and "mnli_mm" not in trained and "mnli_mm" in params.data.scored_tasks
+    jobs = [stage.name for stage in dag.resolve(ROOT / "dvc.yaml", raw) if stage.name.startswith("finetune@")]
+    assert sorted(jobs) == sorted(f"finetune@{method}-{task}" for method in params.finetune.variants
+                                  for task in trained)
+    assert not [job for job in jobs if "mnli_mm" in job]
     training_files = [(TASKS[task].sources, TASKS[task].load.keywords.get("folder"),
                        TASKS[task].load.keywords.get("files", {}).get("train"))
                       if hasattr(TASKS[task].load, "keywords") else (TASKS[task].sources, task) for task in trained]
@@ -43,12 +50,12 @@ def test_the_paper_profile_trains_each_training_file_once():
 
 def test_the_job_trains_mnli_once_and_writes_mnli_mms_seeds_from_its_models(tmp_path):
     project = finetune_project(tmp_path / "project", tasks=("mnli", "mnli_mm"), max_eval_examples=None)
-    done = run_finetune(project)
+    done = run_finetune(project, task="mnli")
     assert done.returncode == 0, done.stderr
     assert "mnli_mm / full / seed" not in done.stderr  # no training log line of its own
     assert done.stderr.count(" train examples, ") == 2  # the one training of each seed: mnli's
     for seed in (1, 2):
-        mnli, mismatched = project / RUNS / "mnli" / f"seed{seed}", project / RUNS / "mnli_mm" / f"seed{seed}"
+        mnli, mismatched = project / RUNS / "mnli" / f"seed{seed}", project / RUNS / "mnli" / "mnli_mm" / f"seed{seed}"
         assert sorted(_files(mismatched)) == ["metrics.json", "model_card.md", "predictions_dev.jsonl",
                                               "predictions_test.jsonl"]
         # its dev split is mnli's: the very same model gives the very same predictions
@@ -61,16 +68,18 @@ def test_the_job_trains_mnli_once_and_writes_mnli_mms_seeds_from_its_models(tmp_
         assert set(metrics) == {"dev", "test"} and "accuracy" in metrics["test"]
     assert (project / RUNS / "mnli" / "seed1" / "model.safetensors").is_file()
 
-    one_off = run_finetune(project, "--task", "mnli_mm", "--seed", "1")
-    assert one_off.returncode != 0 and "Traceback" not in one_off.stderr
-    assert "run --task mnli, which writes both" in one_off.stderr
+    for given in ((), ("--seed", "1")):  # neither a job nor a one-off run of its own
+        refused = run_finetune(project, *given, task="mnli_mm")
+        assert refused.returncode != 0 and "Traceback" not in refused.stderr
+        assert "by mnli's job: run --task mnli" in refused.stderr
 
 
 def test_a_finished_seed_restores_the_scored_tasks_folder_too(tmp_path, monkeypatch, caplog):
     caplog.set_level(logging.INFO, logger="gpt1.train.finetune")
     project = finetune_project(tmp_path / "project", tasks=("mnli", "mnli_mm"), max_eval_examples=None, seeds=[1])
     params = parse_params(__import__("yaml").safe_load((project / "params.yaml").read_text()))
-    tokens = {task: TaskTokens.load(layout.task_tokens(task, project / layout.TASK_TOKENS)) for task in ("mnli", "mnli_mm")}
+    tokens = {task: TaskTokens.load(layout.task_tokens(task, project / layout.TASK_TOKENS, model_of))
+              for task, model_of in (("mnli", None), ("mnli_mm", "mnli"))}
     out, state = tmp_path / "out", tmp_path / "state"
 
     def run_job():

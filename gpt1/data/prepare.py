@@ -63,9 +63,10 @@ def corpus_part(name: str, data) -> registry.CorpusPart:
 
 def prepare_tasks(data, seed: int, raw: Path, out: Path,
                   workers: Workers | None = None) -> dict[str, dict[str, list[Example]]]:
-    """Write data/tasks/<task>/ for each of `data.tasks` (`data`: params' data section) and return the splits;
+    """Write data/tasks/<task>/ for each task fine-tuning scores (`data.scored_tasks`: data.tasks and the tasks scored
+    with their models; `data`: params' data section) and return the splits;
     ftfy's repairs run on `workers` (default: every core this process may use; gpt1/pipeline/parallel.py)."""
-    definitions = {name: task_definition(name, data) for name in data.tasks}
+    definitions = {name: task_definition(name, data) for name in data.scored_tasks}
     loaded = {name: definition.load(raw) for name, definition in definitions.items()}
     # One pass over every task's rows, regrouped in order: fewer, fuller chunks than a pass per split.
     rows = (example for found in loaded.values() for examples in found.values() for example in examples)

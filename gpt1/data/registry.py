@@ -94,3 +94,20 @@ def sources_needed(corpus: list[str], tasks: list[str]) -> list[Source]:
     names = [name for part in corpus if part in CORPORA for name in CORPORA[part].sources]
     names += [name for task in tasks if task in TASKS for name in TASKS[task].sources]
     return [SOURCES[name] for name in dict.fromkeys(names)]
+
+
+def model_of(task: str) -> str | None:
+    """The task whose fine-tuned models `task` is scored with (TaskSpec.model_of: mnli_mm with mnli's), or None for a
+    task that trains its own (every user task does)."""
+    return TASKS[task].spec.model_of if task in TASKS else None
+
+
+def scored_with(task: str) -> list[str]:
+    """The tasks scored with `task`'s fine-tuned models (mnli: mnli_mm, MNLI's mismatched sets)."""
+    return [name for name, other in TASKS.items() if other.spec.model_of == task]
+
+
+def scored_tasks(tasks: list[str]) -> list[str]:
+    """The tasks that fine-tuning `tasks` scores: each task, then the tasks scored with its models. Their jobs
+    train the tasks themselves only."""
+    return [scored for task in tasks for scored in (task, *scored_with(task))]

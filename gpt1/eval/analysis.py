@@ -64,7 +64,7 @@ def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: lis
                      seeds: list[int]) -> dict[str, dict[str, Interval]]:
     """{method: {task or "avg": full − method}} from the finetune runs' test predictions, seeds pooled."""
     def predictions(task: str, method: str) -> Predictions:
-        return read_predictions([finetune_run(task, method, seed, results_dir) for seed in seeds])
+        return read_predictions([finetune_run(task, method, seed, results_dir, specs[task].model_of) for seed in seeds])
 
     full = {task: predictions(task, "full") for task in specs}  # read once, compared with every method
     classes = {task: len(spec.labels) for task, spec in specs.items()}
@@ -80,7 +80,7 @@ def majority_checks(results_dir: Path, specs: dict[str, TaskSpec], methods: list
     labelled = {task: spec for task, spec in specs.items() if not spec.is_regression}
     classes = {task: len(spec.labels) for task, spec in labelled.items()}
     return {method: against_majority({task: (spec.primary_metric, read_predictions(
-                [finetune_run(task, method, seed, results_dir) for seed in seeds])) for task, spec in labelled.items()},
+                [finetune_run(task, method, seed, results_dir, spec.model_of) for seed in seeds])) for task, spec in labelled.items()},
                 classes=classes)
             for method in methods}
 

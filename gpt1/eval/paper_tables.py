@@ -60,7 +60,7 @@ def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
             continue
         paper_task = COMPARED_WITH[task]
         paper = PAPER_SCORES[paper_task]
-        runs = [finetune_run(task, METHOD, seed, results_dir) for seed in seeds]
+        runs = [finetune_run(task, METHOD, seed, results_dir, spec.model_of) for seed in seeds]
         per_seed = [100 * run_metrics(run, f"the finetune stage (method {METHOD})")["test"][paper.metric]
                     for run in runs]
         predictions = read_predictions(runs)

@@ -98,9 +98,34 @@ class DataParams(Section):
         for name in names:
             if name not in known:
                 raise ValueError(f"unknown name '{name}'; allowed: {', '.join(sorted(known))}")
+            trained = registry.model_of(name) if info.field_name == "tasks" else None
+            if trained is not None:
+                raise ValueError(f"'{name}' is scored with {trained}'s fine-tuned models and comes with {trained}: "
+                                 f"list {trained} (its jobs score both)")
         if len(set(names)) != len(names):
             raise ValueError("names must not repeat")
         return names
+
+    @property
+    def scored_tasks(self) -> list[str]:
+        """The tasks that preparation, the baselines and the evaluation cover: data.tasks, each followed by the
+        tasks scored with its fine-tuned models (mnli brings mnli_mm). Fine-tuning trains data.tasks only."""
+        from gpt1.data import registry
+
+        return registry.scored_tasks(self.tasks)
+
+    def model_of(self, task: str) -> str | None:
+        """The task of data.tasks whose fine-tuned models `task` is scored with (mnli_mm: mnli), or None."""
+        from gpt1.data import registry
+
+        return registry.model_of(task)
+
+    def scored_with(self, task: str) -> list[str]:
+        """The tasks scored with `task`'s fine-tuned models (mnli: mnli_mm); reads no key, so a job of one task
+        does not depend on the others listed."""
+        from gpt1.data import registry
+
+        return registry.scored_with(task)
 
 
 class BpeParams(Section):

@@ -150,9 +150,9 @@ class Template:
         return self.instances[tuple(str(values[name]) for name in self.wildcards)]
 
     def log(self) -> str:
-        """The log its command writes (gpt1/pipeline/stage_table.py's job_log), with the rule's wildcard in it: the stage's
-        one foreach/matrix axis is the option that names its job."""
-        values = {self.spec.job: f"{{{self.wildcards[0]}}}"} if self.wildcards else {}
+        """The log its command writes (gpt1/pipeline/stage_table.py's job_log), with the rule's wildcards in it: the
+        stage's foreach/matrix axes are, in order, the options that name its job."""
+        values = {option: f"{{{wildcard}}}" for option, wildcard in zip(self.spec.jobs, self.wildcards)}
         return str(job_log(command_of(self.name), values))
 
     def constraints(self) -> dict[str, str]:

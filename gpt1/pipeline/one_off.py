@@ -11,11 +11,14 @@ from gpt1.layout import ONE_OFF, RESULTS
 
 
 def one_off(args) -> bool:
-    """Whether a fine-tuning command is a one-off run: `--seed` with the option that names one of its runs
-    (`args.one_off_option`, which the CLI sets from gpt1/pipeline/stage_table.py; e.g. `task`), written under ONE_OFF.
-    Without both, the stage's job runs every run and seed that params lists, into its DVC output folder; either
+    """Whether a fine-tuning command is a one-off run, written under ONE_OFF: `--seed`, with the option that names
+    one of its job's runs where its runs differ by more than the seed (`args.one_off_option`, which the CLI sets from
+    gpt1/pipeline/stage_table.py: layer-transfer's `layers`, transfer-curve's `step`; none for finetune). Without
+    them, the stage's job runs every run and seed that params lists, into its DVC output folder; one of the two
     alone is one clear error."""
     option = args.one_off_option
+    if option is None:
+        return args.seed is not None
     named = getattr(args, option) is not None
     if args.seed is None and not named:
         return False

@@ -10,11 +10,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
+from gpt1 import layout
 from gpt1.layout import LOGS
 
 Work = Literal["light", "text", "training"]
+
+
+@dataclass(frozen=True)
+class OneOff:
+    """How `--seed` makes a fine-tuning command a one-off run of one seed, outside the DAG's outputs (under
+    layout.ONE_OFF, and logged beside where that run's folder goes: logs/<the folder's path below results/one-off>.log)."""
+    # The option that, with --seed, names one run of the job (layer-transfer --layers, transfer-curve --step); None
+    # where a job's runs differ by seed alone (finetune: a job is one method on one task).
+    option: str | None
+    run: Callable[[dict], Path]  # the one-off run's folder (gpt1/layout.py), from the command's options by name
 
 
 @dataclass(frozen=True)
@@ -24,10 +35,8 @@ class StageSpec:
     # threads), the GPUs a job is given, and (pretrain) the processes torchrun launches.
     work: Work = "light"
     options: bool = False  # the module has add_arguments(parser); imported only for these, so the CLI stays cheap
-    job: str | None = None  # the option that names one job of the stage (its dvc.yaml foreach/matrix axis)
-    # (option, folder prefix) that, with --seed, makes a one-off run of one seed of one of the job's runs, logged
-    # under the job's log folder (e.g. finetune --task rt_polarity --seed 7: logs/finetune/full/rt_polarity/seed7.log)
-    one_off: tuple[str, str] | None = None
+    jobs: tuple[str, ...] = ()  # the options that name one job of the stage: its dvc.yaml foreach/matrix axes, in order
+    one_off: OneOff | None = None
     report: str | None = None  # the category its results/ files get in `snakemake --report`
 
     @property
@@ -47,18 +56,23 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
     "bpe": StageSpec("train GPT-1's BPE on the training corpus", work="text"),
     "tokenize": StageSpec("encode the corpus splits to memory-mappable token arrays", work="text"),
     "pretrain": StageSpec("pretrain the Transformer or the LSTM language model (resumes after interruption)",
-                          work="training", options=True, job="model", report="Pretraining"),
+                          work="training", options=True, jobs=("model",), report="Pretraining"),
     "encode-task": StageSpec("encode one task's fine-tuning examples as BPE ids, once for all its jobs",
-                             options=True, job="task"),
+                             options=True, jobs=("task",)),
     "starting-model": StageSpec("record the weights a fine-tuning method starts from (path and sha256)",
-                                options=True, job="variant"),
-    "finetune": StageSpec("fine-tune one method on every task, every seed, with the paper's input transformations",
-                          work="training", options=True, job="variant", one_off=("task", "")),
+                                options=True, jobs=("variant",)),
+    "finetune": StageSpec("fine-tune one method on one task, every seed, with the paper's input transformations",
+                          work="training", options=True, jobs=("variant", "task"), one_off=OneOff(
+                              None, lambda given: layout.finetune_run(given["task"], given["variant"], given["seed"],
+                                                                      layout.ONE_OFF))),
     "layer-transfer": StageSpec("fine-tune one task with only the first k pretrained blocks transferred, every k "
-                                "and seed", work="training", options=True, job="task", one_off=("layers", "layers")),
+                                "and seed", work="training", options=True, jobs=("task",), one_off=OneOff(
+                                    "layers", lambda given: layout.layer_transfer_run(
+                                        given["task"], given["layers"], given["seed"], layout.ONE_OFF))),
     "transfer-curve": StageSpec("fine-tune one task's full from pretraining checkpoints (transfer over "
-                                "pretraining), every checkpoint and seed", work="training", options=True, job="task",
-                                one_off=("step", "step")),
+                                "pretraining), every checkpoint and seed", work="training", options=True, jobs=("task",),
+                                one_off=OneOff("step", lambda given: layout.transfer_curve_run(
+                                    given["task"], given["step"], given["seed"], layout.ONE_OFF))),
     "baselines": StageSpec("majority-class and TF-IDF + logistic regression baselines"),
     "evaluate": StageSpec("gather every test metric into results/scores*.csv; the headline into results/metrics.json",
                           report="Table 5"),
@@ -83,15 +97,15 @@ def command_of(stage_name: str) -> str:
 
 
 def job_log(command: str, values: dict) -> Path:
-    """One log per job, so parallel jobs never share a file (the Snakefile declares the same names): by the option
-    that names the job, and a one-off `--seed` run in its own file, so it never overwrites the job's log.
+    """One log per job, so parallel jobs never share a file (the Snakefile declares the same names): by the options
+    that name the job (logs/finetune/full/rt_polarity.log), and a one-off `--seed` run in its own file beside where
+    its folder goes (logs/finetune/full/rt_polarity/seed7.log), so it never overwrites the job's log.
     `values`: the command's options by name (None where not given). A tool (`gpt1 benchmark`) logs as a plain stage."""
     spec = STAGES.get(command, StageSpec(help=""))
-    if spec.job is None:
+    if not spec.jobs:
         return LOGS / f"{command}.log"
-    job = LOGS / module_name(command) / str(values[spec.job])
-    seed = values.get("seed")
-    if spec.one_off is None or seed is None:
-        return job.with_name(f"{job.name}.log")
-    option, prefix = spec.one_off
-    return job / f"{prefix}{values[option]}" / f"seed{seed}.log"
+    if spec.one_off is not None and values.get("seed") is not None:
+        run = spec.one_off.run(values).relative_to(layout.ONE_OFF)
+        return LOGS / run.with_name(f"{run.name}.log")
+    job = LOGS.joinpath(module_name(command), *(str(values[option]) for option in spec.jobs))
+    return job.with_name(f"{job.name}.log")

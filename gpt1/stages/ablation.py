@@ -130,5 +130,5 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
 
 
 def main(args, params: Params) -> None:
-    run_ablation(layout.RESULTS, layout.TASKS, params.data.tasks, params.finetune.seeds,
+    run_ablation(layout.RESULTS, layout.TASKS, params.data.scored_tasks, params.finetune.seeds,
                  params.finetune.max_train_examples)

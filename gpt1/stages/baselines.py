@@ -16,9 +16,9 @@ log = logging.getLogger(__name__)
 
 
 def run(params: Params, tasks_dir: Path = layout.TASKS, out: Path = layout.Results().baselines) -> dict[str, dict]:
-    """The BASELINES that apply to each task in data.tasks, read from data/tasks/<task>/."""
+    """The BASELINES that apply to each task that fine-tuning scores (data.tasks and the tasks scored with their models), read from data/tasks/<task>/."""
     results = {}
-    for task in params.data.tasks:
+    for task in params.data.scored_tasks:
         data = load_task_data(Samples.of(params), task, tasks_dir)
         results[task] = task_baselines(data, params.seed)
         log.info("%s: %s", task, {name: entry["test"] for name, entry in results[task].items()})

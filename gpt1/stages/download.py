@@ -34,7 +34,7 @@ def run(params: Params, raw: Path = layout.RAW, cache_dir: Path | None = None) -
     cache_dir = cache_dir or Path(os.environ.get("GPT1_CACHE", layout.CACHE))
     raw.mkdir(parents=True, exist_ok=True)
     wanted = [mirrored(source, params.data.mirrors)
-              for source in registry.sources_needed(params.data.corpus, params.data.tasks)]
+              for source in registry.sources_needed(params.data.corpus, params.data.scored_tasks)]
     for source in wanted:
         members = fetch_source(source, cache_dir, raw, params.data.local_paths)
         log.info("%s: %d file(s) from %s", source.name, len(members), source.archive.label)

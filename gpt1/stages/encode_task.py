@@ -1,5 +1,6 @@
 """Stage `encode-task`: one task's fine-tuning examples as BPE ids (gpt1/model/task_tokens.py), the seeded
-samples every fine-tuning, layer-transfer and transfer-curve job of the task reads."""
+samples every fine-tuning, layer-transfer and transfer-curve job of the task reads, with those of the tasks scored
+with its models."""
 
 from __future__ import annotations
 
@@ -20,7 +21,12 @@ def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens
     from gpt1.tokenizer.bpe import Gpt1Bpe
 
-    data = load_task_data(Samples.of(params), args.task, layout.TASKS)
-    tokens = TaskTokens.encode(args.task, data, Gpt1Bpe.load(layout.BPE))
-    tokens.save(layout.task_tokens(args.task))
-    log.info("%s: %s examples encoded", args.task, {split: len(rows) for split, rows in tokens.splits.items()})
+    bpe, samples = Gpt1Bpe.load(layout.BPE), Samples.of(params)
+    # The tasks scored with this task's models (mnli_mm with mnli's) go inside its folder: its fine-tuning jobs,
+    # which score them, depend on this folder alone.
+    folders = {args.task: layout.task_tokens(args.task)}
+    folders |= {other: layout.task_tokens(other, model_of=args.task) for other in params.data.scored_with(args.task)}
+    for task, folder in folders.items():
+        tokens = TaskTokens.encode(task, load_task_data(samples, task, layout.TASKS), bpe)
+        tokens.save(folder)
+        log.info("%s: %s examples encoded", task, {split: len(rows) for split, rows in tokens.splits.items()})

@@ -38,7 +38,7 @@ def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
     baselines_json = Results(results_dir).baselines
     baselines = read_json(baselines_json, "`gpt1 baselines`")
     rows = []
-    for task in params.data.tasks:
+    for task in params.data.scored_tasks:
         if task not in baselines:
             raise UserError(f"{baselines_json} has no task '{task}'; re-run `gpt1 baselines`")
         for name in BASELINES:
@@ -46,7 +46,7 @@ def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
                 rows.append((task, name, params.seed, metric, value))
         for variant in params.finetune.variants:
             for seed in params.finetune.seeds:
-                metrics = run_metrics(finetune_run(task, variant, seed, results_dir),
+                metrics = run_metrics(finetune_run(task, variant, seed, results_dir, params.data.model_of(task)),
                                       f"`gpt1 finetune --variant {variant}`")
                 rows += [(task, variant, seed, metric, value) for metric, value in metrics["test"].items()]
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -30,4 +30,4 @@ def run_paper_tables(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds
 
 
 def main(args, params: Params) -> None:
-    run_paper_tables(layout.RESULTS, layout.TASKS, params.data.tasks, params.finetune.seeds)
+    run_paper_tables(layout.RESULTS, layout.TASKS, params.data.scored_tasks, params.finetune.seeds)

@@ -24,7 +24,7 @@ def run(params: Params, tasks_dir: Path = layout.TASKS, raw_dir: Path = layout.R
         pretrain_dir: Path = layout.PRETRAIN, results: layout.Results = layout.Results(),
         kinds: Sequence[str] = PRETRAINED_KINDS, batch_size: int = 64) -> pd.DataFrame:
     bpe = Gpt1Bpe.load(bpe_dir)
-    tasks = load_tasks(bpe, tasks_dir, raw_dir, params.data.tasks, params.finetune.max_eval_examples, params.seed)
+    tasks = load_tasks(bpe, tasks_dir, raw_dir, params.data.scored_tasks, params.finetune.max_eval_examples, params.seed)
     checkpoints = {kind: find_checkpoints(pretrain_dir, kind, PretrainSchedule.of(params.pretrain, kind).updates) for kind in kinds}
     device = precision.resolve_device(params.finetune.device, key="finetune.device")
     table = evaluate_checkpoints(tasks, checkpoints, params.model.n_positions, device, batch_size)
