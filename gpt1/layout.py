@@ -133,9 +133,15 @@ def task_stats(task: str, tasks_dir: Path = TASKS) -> Path:
     return prepared_task(task, tasks_dir) / TASK_STATS
 
 
+def split_jsonl(folder: Path, split: str) -> Path:
+    """One split's rows, a JSON object a line, as every split folder holds them: a prepared task's examples, an
+    encoded task's BPE ids, the corpus's documents."""
+    return Path(folder) / f"{split}.jsonl"
+
+
 def split_file(task: str, split: str, tasks_dir: Path = TASKS) -> Path:
-    """One split's examples (JSON lines) in a prepared task's folder."""
-    return prepared_task(task, tasks_dir) / f"{split}.jsonl"
+    """One split's examples in a prepared task's folder."""
+    return split_jsonl(prepared_task(task, tasks_dir), split)
 
 
 def task_tokens(task: str, root: Path = TASK_TOKENS, model_of: str | None = None) -> Path:

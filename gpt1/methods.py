@@ -40,11 +40,17 @@ class Method:
     finding_by_size: bool = False
 
 
+# The two methods other code reads by name. FULL is the paper's model, the one Table 5 sets every other method
+# against: Figure 2's all-blocks point and the transfer curve's last point are its runs. NO_PRETRAIN is the same
+# Transformer randomly initialised: the transfer curve's zero point (no pretraining updates).
+FULL = "full"
+NO_PRETRAIN = "no_pretrain"
+
 METHODS: dict[str, Method] = {
-    "full": Method("Transformer w/ aux LM (full)",
+    FULL: Method("Transformer w/ aux LM (full)",
                    "pretrained Transformer, auxiliary LM objective (λ = finetune.lm_coef)",
                    starts_from=TRANSFORMER, auxiliary_lm=True),
-    "no_pretrain": Method("Transformer w/o pre-training",
+    NO_PRETRAIN: Method("Transformer w/o pre-training",
                           "Transformer of the same size, randomly initialised, auxiliary LM objective",
                           starts_from=None, auxiliary_lm=True, lr_key="finetune.no_pretrain_lr",
                           finding="Pre-training: full − w/o pre-training"),

@@ -563,7 +563,7 @@ def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablat
                                params.finetune.seeds, pretrain_dir=workspace / "pretrain",
                                out_root=layout.finetune_runs(task, variant, results))
     baselines.run(params, workspace / "tasks", results / "baselines.json")
-    evaluate.run(params, results)
+    evaluate.run(params, results, workspace / "tasks")
     run_ablation(results, workspace / "tasks", tasks, params.finetune.seeds, params.finetune.max_train_examples)
 
     card = (layout.finetune_run("snli_100k", "no_pretrain_no_aux", 2, results) / "model_card.md").read_text()

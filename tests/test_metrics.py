@@ -155,7 +155,7 @@ def test_evaluate_gathers_runs_and_baselines_into_three_tables(tasks_dir, tmp_pa
     results = tmp_path / "results"
     baselines_stage.run(params, tasks_dir, results / "baselines.json")
     fake_results(results, params)
-    evaluate.run(params, results)
+    evaluate.run(params, results, tasks_dir)
     scores = pd.read_csv(results / "scores.csv")
     assert list(scores.columns) == ["task", "variant", "seed", "metric", "value"]
     runs = scores[~scores.variant.isin(baselines.BASELINES)]
@@ -181,7 +181,7 @@ def test_metrics_json_holds_only_the_headline_table5_averages_then_fulls_score_p
     baselines_stage.run(params, tasks_dir, results / "baselines.json")
     level = {"rt_polarity": 0.2, "snli_100k": 0.4, "lee_similarity": 0.6, "social_iqa": 0.8}
     fake_results(results, params, lambda task, variant, seed: level[task] + 0.1 * (variant == "full") + seed / 100)
-    evaluate.run(params, results)
+    evaluate.run(params, results, tasks_dir)
     headline = json.loads((results / "metrics.json").read_text())
     assert list(headline) == ["average", "full"]
     assert list(headline["average"]) == list(params.finetune.variants)  # the methods, in Table 5's order
@@ -199,7 +199,7 @@ def test_evaluate_names_a_run_whose_metrics_were_cut_short(tasks_dir, tmp_path):
     (run / "metrics.json").write_text('{"dev": {"accuracy": 0.5}, "te')
     with pytest.raises(UserError, match=r"seed\d+/metrics.json is not valid JSON \(.*\); run `gpt1 finetune --variant "
                                         r"\S+` again$"):
-        evaluate.run(params, results)
+        evaluate.run(params, results, tasks_dir)
 
 
 def test_evaluate_names_a_missing_run(tasks_dir, tmp_path):
@@ -209,4 +209,4 @@ def test_evaluate_names_a_missing_run(tasks_dir, tmp_path):
     # every seed, into the stage's folder: `--seed` would write a one-off run elsewhere (results/one-off)
     with pytest.raises(UserError, match=r"seed1/metrics.json not found; run `gpt1 finetune --variant full` "
                                         r"first$"):
-        evaluate.run(params, results)
+        evaluate.run(params, results, tasks_dir)

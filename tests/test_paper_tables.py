@@ -11,7 +11,8 @@ import pytest
 from gpt1.data import paper_tasks, registry
 from gpt1.errors import UserError
 from gpt1.eval.metrics import score
-from gpt1.eval.paper_tables import COMPARED_WITH, GLUE_TASKS, PAPER_SCORES, TABLE_TITLES, is_stand_in
+from gpt1.eval.paper_tables import is_stand_in
+from gpt1.paper import COMPARED_WITH, GLUE_TASKS, PAPER_SCORES, TABLE_TITLES
 from gpt1.params.files import read_yaml
 from gpt1.stages.paper_tables import run_paper_tables
 

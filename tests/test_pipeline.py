@@ -171,7 +171,7 @@ def test_table5_cells_equal_an_independent_computation_from_the_predictions(dvc_
 
 
 def test_tables_2_to_4_set_full_beside_the_paper_task_each_task_stands_for(dvc_repo):
-    from gpt1.eval.paper_tables import COMPARED_WITH, PAPER_SCORES
+    from gpt1.paper import COMPARED_WITH, PAPER_SCORES
 
     params = _tiny_params()
     tasks = params["data"]["tasks"]

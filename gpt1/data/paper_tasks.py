@@ -21,7 +21,7 @@ from gpt1.data.records import (ClassificationExample, EntailmentExample, Example
                           SimilarityExample, TaskSpec)
 from gpt1.data.tasks import TaskDefinition
 from gpt1.data import upstream_rows as upstream
-from gpt1.files.text_files import open_text, read_text
+from gpt1.files.text_files import json_lines, open_text, read_text
 
 Splits = dict[str, list[Example]]
 
@@ -93,20 +93,11 @@ def load_mrpc(raw_dir: Path) -> Splits:
 def _read_snli(path: Path) -> list[Example]:
     """SNLI 1.0 jsonl; pairs without a gold label ("-": no annotator majority) are dropped, as usual."""
     examples = []
-    with open_text(upstream.require(path)) as handle:
-        for line, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as error:
-                raise UserError(f"{path}:{line}: not a JSON object ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise UserError(f"{path}:{line}: not a JSON object")
-            if row.get("gold_label") != "-":
-                examples.append(EntailmentExample(upstream.text(path, line, row.get("sentence1"), "sentence1"),
-                                                  upstream.text(path, line, row.get("sentence2"), "sentence2"),
-                                                  upstream.label(path, line, str(row.get("gold_label")), NLI_LABELS)))
+    for line, row in json_lines(upstream.require(path), "not a JSON object ({reason})", "not a JSON object"):
+        if row.get("gold_label") != "-":
+            examples.append(EntailmentExample(upstream.text(path, line, row.get("sentence1"), "sentence1"),
+                                              upstream.text(path, line, row.get("sentence2"), "sentence2"),
+                                              upstream.label(path, line, str(row.get("gold_label")), NLI_LABELS)))
     return examples
 
 

@@ -25,7 +25,7 @@ from gpt1.files.atomic import atomic_directory, atomic_write_text
 from gpt1.data.records import Example, texts_of, write_examples
 from gpt1.data.tasks import TaskDefinition, drop_duplicates, majority_rate, make_splits
 from gpt1.data.user_tasks import user_corpus_part, user_task
-from gpt1.layout import TASK_SPEC, TASK_STATS
+from gpt1.layout import split_file, split_jsonl, task_spec, task_stats
 from gpt1.data.cleanup import clean, sentence_key, sentences
 from gpt1.pipeline.parallel import Workers, shared
 
@@ -80,11 +80,11 @@ def prepare_tasks(data, seed: int, raw: Path, out: Path,
             splits = make_splits(found, name, seed, data.task_dev_fraction, data.task_test_fraction,
                                  task.carved_fractions, carve_as=task.spec.model_of)
             for split, examples in splits.items():
-                write_examples(staging / name / f"{split}.jsonl", examples)
-            atomic_write_text(staging / name / TASK_SPEC, task.spec.to_json())
+                write_examples(split_file(name, split, staging), examples)
+            atomic_write_text(task_spec(name, staging), task.spec.to_json())
             stats = {"examples": {split: len(examples) for split, examples in splits.items()},
                      "duplicates_removed": duplicates, "test_majority_rate": None if task.spec.is_regression else majority_rate(splits["test"])}
-            atomic_write_text(staging / name / TASK_STATS, json.dumps(stats, indent=2) + "\n")
+            atomic_write_text(task_stats(name, staging), json.dumps(stats, indent=2) + "\n")
             prepared[name] = splits
             log.info("task %s: %s; %d exact duplicate example(s) removed before the splits", name,
                      stats["examples"], duplicates)
@@ -164,8 +164,8 @@ def prepare_corpus(data, seed: int, raw: Path, out: Path, banned: set[str],
     rng = random.Random(seed)
     seen: set[bytes] = set()
     stats: dict[str, dict] = {}
-    with shared(workers) as pool, atomic_directory(out) as staging, open(staging / "train.jsonl", "w") as train, \
-            open(staging / "val.jsonl", "w") as val:
+    with shared(workers) as pool, atomic_directory(out) as staging, open(split_jsonl(staging, "train"), "w") as train, \
+            open(split_jsonl(staging, "val"), "w") as val:
         for name in data.corpus:
             counts: Counter = Counter()
             part = corpus_part(name, data)

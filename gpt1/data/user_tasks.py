@@ -9,7 +9,6 @@ naming the file, the line where there is one, and the fix; gpt1/params/user_data
 from __future__ import annotations
 
 import csv
-import json
 import math
 from functools import partial
 from pathlib import Path
@@ -21,7 +20,7 @@ from gpt1.data.registry import CorpusPart
 from gpt1.data.tasks import TaskDefinition
 from gpt1.data.user_paths import CORPUS_SUFFIXES, corpus_files
 from gpt1.errors import UserError
-from gpt1.files.text_files import open_text, read_text
+from gpt1.files.text_files import json_lines, open_text, read_text
 
 # The registered tasks' metrics for each family (gpt1/data/registry.py); a user's similarity task is a regression.
 FAMILY_METRICS = {"classification": ("accuracy",), "entailment": ("accuracy",), "similarity": ("pearson", "spearman"),
@@ -106,18 +105,9 @@ def _delimited_rows(path: Path, file_format: str) -> Iterator[Row]:
 
 
 def _jsonl_rows(path: Path) -> Iterator[Row]:
-    with open_text(path, encoding="utf-8-sig") as handle:
-        for line, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as error:
-                raise UserError(f"{path}:{line}: not JSON ({error.msg}); write one JSON object per line") from None
-            if not isinstance(row, dict):
-                raise UserError(f"{path}:{line}: not a JSON object; write one object per line, e.g. "
-                                '{"text": "...", "label": "..."}')
-            yield line, row
+    return json_lines(path, "not JSON ({reason}); write one JSON object per line",
+                      'not a JSON object; write one object per line, e.g. {"text": "...", "label": "..."}',
+                      encoding="utf-8-sig")  # -sig: the BOM some editors write
 
 
 def _value(row: dict, column: str, path: str, line: int, key: str):

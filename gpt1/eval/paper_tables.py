@@ -1,8 +1,8 @@
 """The paper's Tables 2-4 beside ours: `full`'s test score on each selected task, with its 95 % interval, next
 to the paper's number for the task it is (the paper profile) or stands in for (the embedded default).
 
-The paper's numbers are gpt1/paper.py's. `COMPARED_WITH` says which paper result each registered task is set
-beside: the paper profile's tasks are the paper's own (their test split is ours, not GLUE's hidden one:
+The paper's numbers, and which paper result each registered task is set beside (`COMPARED_WITH`), are
+gpt1/paper.py's: the paper profile's tasks are the paper's own (their test split is ours, not GLUE's hidden one:
 docs/data.md); the embedded default's are stand-ins, other data or the same data at another scale, so a difference measures the
 distance from the paper's scale, never a failed or successful reproduction.
 """
@@ -19,19 +19,10 @@ from gpt1.data.records import TaskSpec
 from gpt1.eval.intervals import RESAMPLES, RNG_SEED, draw_rows, percentile_interval, read_predictions, resampled_scores
 from gpt1.eval.run_files import run_metrics
 from gpt1.layout import finetune_run
-from gpt1.paper import GLUE_TASKS, PAPER_GLUE, PAPER_SCORES, TABLE_TITLES
+from gpt1.methods import FULL
+from gpt1.paper import COMPARED_WITH, GLUE_TASKS, PAPER_GLUE, PAPER_SCORES, TABLE_TITLES
 
-METHOD = "full"  # the paper's headline method: Transformer, pretrained, auxiliary LM objective
-
-# Our task -> the paper result it is set beside. A registered task missing here fails a test: every task gets a
-# row. Tasks of the paper profile (gpt1/data/paper_tasks.py) are the paper's own; the others are stand-ins.
-COMPARED_WITH: dict[str, str] = {
-    "cola": "CoLA", "sst2": "SST-2", "mrpc": "MRPC", "stsb": "STS-B", "qqp": "QQP", "mnli": "MNLI-m",
-    "mnli_mm": "MNLI-mm", "qnli": "QNLI", "rte": "RTE", "snli": "SNLI", "scitail": "SciTail", "race": "RACE",
-    "story_cloze": "Story Cloze",
-    "rt_polarity": "SST-2", "snli_100k": "SNLI", "vitaminc": "RTE", "lee_similarity": "STS-B", "sts_b": "STS-B",
-    "social_iqa": "RACE",
-}
+METHOD = FULL  # the paper's headline method: Transformer, pretrained, auxiliary LM objective
 
 
 def without_paper_result(tasks) -> list[str]:

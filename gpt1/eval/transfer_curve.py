@@ -24,6 +24,7 @@ from gpt1.eval.figures import save_figure, test_and_dev_lines  # noqa: E402
 from gpt1.eval.intervals import paired_differences, read_predictions  # noqa: E402
 from gpt1.eval.run_files import run_metrics  # noqa: E402
 from gpt1.layout import finetune_run, transfer_curve_run  # noqa: E402
+from gpt1.methods import FULL, NO_PRETRAIN  # noqa: E402
 
 SPLITS = ("dev", "test")
 TABLE_COLUMNS = ["task", "metric", "split", "updates", "tokens", "mean", "std", "seeds"]
@@ -35,9 +36,9 @@ def point_runs(results_dir: Path, task: str, steps: list[int], final_step: int, 
                with_zero: bool) -> dict[int, list[Path]]:
     """The run folders of each point of one task's curve, by pretraining updates, in ascending order; 0 (the
     no_pretrain runs) only `with_zero`."""
-    points = {0: [finetune_run(task, "no_pretrain", seed, results_dir) for seed in seeds]} if with_zero else {}
+    points = {0: [finetune_run(task, NO_PRETRAIN, seed, results_dir) for seed in seeds]} if with_zero else {}
     points.update({step: [transfer_curve_run(task, step, seed, results_dir) for seed in seeds] for step in sorted(steps)})
-    points[final_step] = [finetune_run(task, "full", seed, results_dir) for seed in seeds]
+    points[final_step] = [finetune_run(task, FULL, seed, results_dir) for seed in seeds]
     return points
 
 
@@ -48,7 +49,7 @@ def curve_table(results_dir: Path, specs: dict[str, TaskSpec], steps: list[int],
     for task, spec in specs.items():
         metric = spec.primary_metric
         for updates, folders in point_runs(results_dir, task, steps, final_step, seeds, with_zero).items():
-            writer = ("the finetune stage (methods full and no_pretrain)" if updates in (0, final_step)
+            writer = (f"the finetune stage (methods {FULL} and {NO_PRETRAIN})" if updates in (0, final_step)
                       else "the transfer_curve stage")
             runs = [run_metrics(folder, writer) for folder in folders]
             for split in SPLITS:
@@ -93,7 +94,7 @@ def plot_curve(table: pd.DataFrame, out_png: Path) -> None:
     axes.set_xticks(updates)
     axes.set_xticklabels([f"{u:,}" for u in updates], fontsize=8)
     per_update = int(table["tokens"].max() // max(1, table["updates"].max()))
-    axes.set_xlabel(f"pretraining updates (×{per_update:,} tokens; 0: no_pretrain)")
+    axes.set_xlabel(f"pretraining updates (×{per_update:,} tokens; 0: {NO_PRETRAIN})")
     axes.set_ylabel("score ×100, mean ± std over seeds")
     axes.set_title("Transfer over pretraining (full, fine-tuned)")
     axes.grid(alpha=0.3)

@@ -38,7 +38,7 @@ from gpt1.errors import UserError
 from gpt1.data.records import ClassificationExample, MultipleChoiceExample, TaskSpec, read_examples
 from gpt1.data.registry import TASKS
 from gpt1.data.task_data import seeded_subset
-from gpt1.layout import TASK_SPEC, prepared_task
+from gpt1.layout import prepared_task, split_file, task_spec
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def sentiment_task(examples: Sequence[ClassificationExample], label_words: Seque
 def choice_task(examples: Sequence[MultipleChoiceExample], bpe: Gpt1Bpe, name: str = "choice",
                 stands_for: str = "RACE") -> ZeroShotTask:
     if not examples:
-        raise UserError(f"{name}: no test examples to score; check data/tasks/{name}/test.jsonl")
+        raise UserError(f"{name}: no test examples to score; check {split_file(name, 'test')}")
     # Encoded apart, so the answer's tokens are exactly its own; GPT-1's BPE splits words at whitespace
     # first, so this equals encoding context + " " + answer in one go.
     start = bpe.document_start()
@@ -122,7 +122,7 @@ def acceptability_task(examples: Sequence[ClassificationExample], train_share: f
                        name: str = "acceptability", stands_for: str = "CoLA") -> ZeroShotTask:
     """CoLA's heuristic: average token log-probability, the top `train_share` of sentences called acceptable."""
     if not examples:
-        raise UserError(f"{name}: no test examples to score; check data/tasks/{name}/test.jsonl")
+        raise UserError(f"{name}: no test examples to score; check {split_file(name, 'test')}")
     start = bpe.document_start()
     sentences = bpe.encode_many([example.text for example in examples])
     labels = tuple(int(int(example.label) == ACCEPTABLE) for example in examples)
@@ -150,12 +150,13 @@ def agreement_task(pairs: Sequence[tuple[str, str]], bpe: Gpt1Bpe, total: bool =
 
 
 def _split(tasks_dir: Path, task: str, split: str, limit: int | None, seed: int) -> tuple[TaskSpec, list]:
-    folder = prepared_task(task, tasks_dir)
-    if not (folder / TASK_SPEC).is_file() or not (folder / f"{split}.jsonl").is_file():
-        raise UserError(f"{folder} has no {TASK_SPEC}/{split}.jsonl; run `gpt1 prepare` for data.tasks")
-    spec = TaskSpec.from_file(folder / TASK_SPEC)
+    spec_file, examples_file = task_spec(task, tasks_dir), split_file(task, split, tasks_dir)
+    if not spec_file.is_file() or not examples_file.is_file():
+        raise UserError(f"{prepared_task(task, tasks_dir)} has no {spec_file.name}/{examples_file.name}; run "
+                        "`gpt1 prepare` for data.tasks")
+    spec = TaskSpec.from_file(spec_file)
     # The same test rows as fine-tuning evaluates (a seeded sample), so the two can be compared.
-    return spec, seeded_subset(read_examples(folder / f"{split}.jsonl", spec.family), limit, seed, task, split)
+    return spec, seeded_subset(read_examples(examples_file, spec.family), limit, seed, task, split)
 
 
 def _heuristic_tasks(heuristic: str, task: str, bpe: Gpt1Bpe, tasks_dir: Path, limit: int | None,

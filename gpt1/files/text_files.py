@@ -5,6 +5,7 @@ traceback."""
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -44,6 +45,24 @@ def open_text(path: Path | str, encoding: str = "utf-8", newline: str | None = N
             yield handle
         except UnicodeDecodeError:
             raise not_text(path, Path(path).read_bytes(), encoding) from None
+
+
+def json_lines(path: Path | str, not_json: str, not_object: str,
+               encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSON-lines file. A line that is not JSON stops the run
+    with `<file>:<line>: ` and `not_json`, its `{reason}` the parser's; a line holding JSON but not an object, with
+    `not_object`: each caller says what its readers should do about it."""
+    with open_text(path, encoding=encoding) as handle:
+        for line, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as error:
+                raise UserError(f"{path}:{line}: " + not_json.format(reason=error.msg)) from None
+            if not isinstance(row, dict):
+                raise UserError(f"{path}:{line}: {not_object}")
+            yield line, row
 
 
 def read_stdin() -> str:

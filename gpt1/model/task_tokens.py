@@ -18,6 +18,7 @@ from gpt1.files.atomic import atomic_directory
 from gpt1.data.records import SPLITS, TaskSpec
 from gpt1.data.task_data import TaskData
 from gpt1.errors import UserError
+from gpt1.layout import split_jsonl
 from gpt1.model.transforms import EncodedExample, SpecialIds, tokenize_texts, transform_examples
 from gpt1.tokenizer.bpe import Gpt1Bpe
 
@@ -59,7 +60,7 @@ class TaskTokens:
                 "vocab_size": self.vocab_size, "special": dataclasses.asdict(self.special)}
         with atomic_directory(folder) as staging:
             for split, tokens in self.splits.items():
-                (staging / f"{split}.jsonl").write_text("".join(
+                split_jsonl(staging, split).write_text("".join(
                     json.dumps({"texts": texts, "label": label}) + "\n" for texts, label in zip(tokens.texts, tokens.labels)))
             (staging / INFO).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
 
@@ -69,7 +70,7 @@ class TaskTokens:
         info = _info(folder)
         splits = {}
         for split in SPLITS:
-            rows = [json.loads(line) for line in (folder / f"{split}.jsonl").read_text().splitlines()]
+            rows = [json.loads(line) for line in split_jsonl(folder, split).read_text().splitlines()]
             splits[split] = TokenizedSplit([row["texts"] for row in rows], [row["label"] for row in rows])
         return cls(info["task"], TaskSpec.from_dict(info["spec"]), splits, info["full_sizes"], info["vocab_size"], SpecialIds(**info["special"]))
 

@@ -14,7 +14,7 @@ from gpt1.tokenizer.bpe import SPECIAL_TOKENS, Gpt1Bpe, count_words, import_rele
 log = logging.getLogger(__name__)
 
 
-def run(merges: int, corpus: Path = layout.CORPUS / "train.jsonl", out: Path = layout.BPE) -> Gpt1Bpe:
+def run(merges: int, corpus: Path = layout.split_jsonl(layout.CORPUS, "train"), out: Path = layout.BPE) -> Gpt1Bpe:
     documents = tqdm(read_corpus(corpus), desc="split words", unit="doc", disable=None)
     word_counts = count_words(documents)
     log.info("%d words, %d distinct; training %d merges", sum(word_counts.values()), len(word_counts), merges)

@@ -1,12 +1,12 @@
 """Stage `evaluate`: every test metric of every fine-tuning run and baseline in one table.
 
 Reads `results/finetune/<variant>/<task>/seed<seed>/metrics.json` for every task, variant and seed in
-params.yaml, and `results/baselines.json`. Writes
+params.yaml, `results/baselines.json`, and each task's spec (`data/tasks/<task>/task.json`: its primary metric). Writes
 - `results/scores.csv`: task, variant, seed, metric, value (one row per test metric per run);
 - `results/scores_summary.csv`: task, variant, metric, mean, std, seeds (std: sample std, 0 for one run);
 - `results/metrics.json`: the handful of numbers `dvc exp show` declares as metrics, so that it reads at a glance:
-  `average` {method: Table 5's avg column, the mean over tasks of each task's first metric, 0-1} for every
-  fine-tuning method scored on all tasks, then `full` {task: full's first metric, mean over seeds}. Every other
+  `average` {method: Table 5's avg column, the mean over tasks of each task's primary metric, 0-1} for every
+  fine-tuning method scored on all tasks, then `full` {task: full's primary metric, mean over seeds}. Every other
   number (each metric, each seed, the baselines) stays in the two tables above, which no one declares as metrics.
 Baselines appear as variants `majority`, `tfidf_logreg` and `tfidf_cosine`; they are deterministic and listed with the
 project seed (the one that draws the training subsample they share with fine-tuning).
@@ -21,10 +21,12 @@ from pathlib import Path
 import pandas as pd
 
 from gpt1.files.atomic import atomic_write_text
+from gpt1.data.records import TaskSpec
 from gpt1.eval.baselines import BASELINES
 from gpt1.params.schema import Params
 from gpt1.errors import UserError
-from gpt1.layout import RESULTS, Results, finetune_run
+from gpt1.layout import RESULTS, TASKS, Results, finetune_run, task_spec
+from gpt1.methods import FULL
 from gpt1.eval.metrics import DIGITS
 from gpt1.eval.run_files import read_json, run_metrics
 
@@ -61,45 +63,51 @@ def summarise(scores: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
-def task_averages(summary: pd.DataFrame) -> dict[str, float]:
-    """Per variant, the mean over tasks of each task's first metric (the paper's, as the task lists it); only
-    variants with a score on every task (the fine-tuned ones and the majority baseline), so no average is
-    over fewer tasks than the others."""
-    first = summary.groupby(["task", "variant"], sort=False).head(1)
-    tasks = first["task"].nunique()
+def primary_rows(summary: pd.DataFrame, specs: dict[str, TaskSpec]) -> pd.DataFrame:
+    """The summary's rows on each task's primary metric (TaskSpec.primary_metric), in the summary's order."""
+    primary_metric = summary["task"].map({task: spec.primary_metric for task, spec in specs.items()})
+    return summary[summary["metric"] == primary_metric]
+
+
+def task_averages(primary: pd.DataFrame) -> dict[str, float]:
+    """Per variant, the mean over tasks of the `primary_rows`; only variants with a score on every task (the
+    fine-tuned ones and the majority baseline), so no average is over fewer tasks than the others."""
+    tasks = primary["task"].nunique()
     return {variant: round(float(group["mean"].mean()), DIGITS)
-            for variant, group in first.groupby("variant", sort=False) if group["task"].nunique() == tasks}
+            for variant, group in primary.groupby("variant", sort=False) if group["task"].nunique() == tasks}
 
 
 # The method whose per-task scores `dvc exp show` lists (Table 5's first row, the paper's model).
-HEADLINE_METHOD = "full"
+HEADLINE_METHOD = FULL
 
 
-def headline_metrics(summary: pd.DataFrame, methods: list[str]) -> dict:
+def headline_metrics(summary: pd.DataFrame, specs: dict[str, TaskSpec], methods: list[str]) -> dict:
     """results/metrics.json: Table 5's average of each method in `methods`, then HEADLINE_METHOD's score per task
-    (each task's first metric); `dvc exp show` lists columns in file order."""
-    averages = task_averages(summary)
+    (each task's primary metric); `dvc exp show` lists columns in file order."""
+    primary = primary_rows(summary, specs)
+    averages = task_averages(primary)
     headline: dict = {"average": {method: averages[method] for method in methods if method in averages}}
-    first = summary.groupby(["task", "variant"], sort=False).head(1)
-    chosen = first[first["variant"] == HEADLINE_METHOD]
+    chosen = primary[primary["variant"] == HEADLINE_METHOD]
     if not chosen.empty:
         headline[HEADLINE_METHOD] = {row.task: row.mean for row in chosen.itertuples(index=False)}
     return headline
 
 
-def run(params: Params, results_dir: Path) -> pd.DataFrame:
-    """Write scores.csv, scores_summary.csv and metrics.json under `results_dir`; returns the summary."""
+def run(params: Params, results_dir: Path, tasks_dir: Path) -> pd.DataFrame:
+    """Write scores.csv, scores_summary.csv and metrics.json under `results_dir` (the tasks' specs from
+    `tasks_dir`); returns the summary."""
     results_dir = Path(results_dir)
     scores = collect_scores(params, results_dir)
     summary = summarise(scores)
     files = Results(results_dir)
     atomic_write_text(files.scores, scores.to_csv(index=False, float_format="%.6f"))
     atomic_write_text(files.scores_summary, summary.to_csv(index=False, float_format="%.6f"))
-    headline = headline_metrics(summary, params.finetune.variants)
+    specs = {task: TaskSpec.from_file(task_spec(task, tasks_dir)) for task in params.data.tasks}
+    headline = headline_metrics(summary, specs, params.finetune.variants)
     atomic_write_text(files.evaluation_metrics, json.dumps(headline, indent=2) + "\n")
     log.info("%d scores from %d runs and baselines", len(scores), scores.groupby(["task", "variant", "seed"]).ngroups)
     return summary
 
 
 def main(args, params: Params) -> None:
-    run(params, RESULTS)
+    run(params, RESULTS, TASKS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpt1 import layout
 from gpt1.params.schema import Params
-from gpt1.methods import resolve
+from gpt1.methods import FULL, resolve
 from gpt1.pipeline.one_off import selected_runs
 
 ONE_OFF = layout.ONE_OFF / "layer_transfer"  # a one-off seed: outside the DVC output folder
@@ -28,7 +28,7 @@ def main(args, params: Params) -> None:
     depths, seeds, root = selected_runs(args, params.analysis.layer_transfer_layers,
                                                params.analysis.layer_transfer_seeds)
     settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
-    full = resolve("full", params.finetune)
+    full = resolve(FULL, params.finetune)
     job = layout.layer_transfer_task(args.task, root)
     with job_state(layout.training_state(job), f"layer transfer into {job}") as stop:
         for layers in depths:

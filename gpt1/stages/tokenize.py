@@ -21,7 +21,7 @@ def run(corpus: Path = layout.CORPUS, bpe_folder: Path = layout.BPE, out: Path =
     meta: dict = {"dtype": dtype.name, "vocab_size": bpe.vocab_size}
     with encoders(bpe, dtype) as workers, atomic_directory(out) as staging:  # one set of workers for both splits
         for split in SPLITS:
-            stats = encode_split(bpe, corpus / f"{split}.jsonl", staging / f"{split}.bin", dtype, workers)
+            stats = encode_split(bpe, layout.split_jsonl(corpus, split), staging / f"{split}.bin", dtype, workers)
             seconds = stats.pop("encode_seconds")
             log.info("%s: %d documents, %d tokens (%.2f characters/token) in %.1f s: %.0f tokens/s",
                      split, stats["documents"], stats["tokens"], stats["characters"] / max(stats["tokens"], 1),

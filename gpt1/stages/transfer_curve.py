@@ -7,7 +7,7 @@ from __future__ import annotations
 from gpt1 import layout
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.schema import Params
-from gpt1.methods import resolve
+from gpt1.methods import FULL, resolve
 from gpt1.kinds import TRANSFORMER
 from gpt1.pipeline.one_off import selected_runs
 from gpt1.errors import UserError
@@ -36,7 +36,7 @@ def main(args, params: Params) -> None:
     steps, seeds, root = selected_runs(args, params.analysis.transfer_curve_steps,
                                               params.analysis.layer_transfer_seeds)
     settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
-    full = resolve("full", params.finetune)
+    full = resolve(FULL, params.finetune)
     job = layout.transfer_curve_task(args.task, root)
     with job_state(layout.training_state(job), f"the transfer curve into {job}") as stop:
         for step in steps:

@@ -15,6 +15,7 @@ from gpt1.params.schema import Params
 from gpt1.data.records import TaskSpec
 from gpt1.eval.transfer_curve import curve_table, curve_trend, plot_curve
 from gpt1.kinds import TRANSFORMER
+from gpt1.methods import NO_PRETRAIN
 
 log = logging.getLogger(__name__)
 
@@ -40,4 +41,4 @@ def main(args, params: Params) -> None:
     analysis = params.analysis
     run_transfer_curve(layout.RESULTS, layout.TASKS, analysis.transfer_curve_tasks, analysis.transfer_curve_steps,
                        PretrainSchedule.of(params.pretrain, TRANSFORMER).updates, analysis.layer_transfer_seeds,
-                       params.pretrain.tokens_per_update, with_zero="no_pretrain" in params.finetune.variants)
+                       params.pretrain.tokens_per_update, with_zero=NO_PRETRAIN in params.finetune.variants)
