@@ -48,14 +48,14 @@ def test_a_stage_job_runs_everything_a_one_off_names_one_run_and_each_logs_apart
     from gpt1.pipeline.one_off import one_off
 
     parser = build_parser()
-    every = parser.parse_args(["finetune", "--variant", "full"])
-    one = parser.parse_args(["finetune", "--task", "rt_polarity", "--variant", "full", "--seed", "7"])
+    every = parser.parse_args(["finetune", "--method", "full"])
+    one = parser.parse_args(["finetune", "--task", "rt_polarity", "--method", "full", "--seed", "7"])
     assert not one_off(every) and one_off(one)
     assert log_path(every) == Path("logs/finetune/full.log")
     assert log_path(one) == Path("logs/finetune/full/rt_polarity/seed7.log")
     for half in (["--task", "rt_polarity"], ["--seed", "7"]):
         with pytest.raises(UserError, match="--seed and --task go together"):
-            one_off(parser.parse_args(["finetune", "--variant", "full", *half]))
+            one_off(parser.parse_args(["finetune", "--method", "full", *half]))
     layers = parser.parse_args(["layer-transfer", "--task", "social_iqa"])
     assert not one_off(layers) and log_path(layers) == Path("logs/layer_transfer/social_iqa.log")
     layers = parser.parse_args(["layer-transfer", "--task", "social_iqa", "--layers", "2", "--seed", "1"])
@@ -70,7 +70,23 @@ def test_a_stage_job_runs_everything_a_one_off_names_one_run_and_each_logs_apart
         one_off(parser.parse_args(["transfer-curve", "--task", "snli_100k", "--seed", "2"]))
 
 
-@pytest.mark.parametrize("command, option", [(["finetune", "--variant", "full", "--seed", "7"], "task"),
+@pytest.mark.parametrize("stage, documented, alias, value", [
+    ("finetune", "--method", "--variant", "full"), ("starting-model", "--method", "--variant", "no_pretrain")])
+def test_the_older_flag_dvc_yaml_runs_is_an_alias_with_the_same_log(stage, documented, alias, value, capsys):
+    """dvc.yaml's commands keep `--variant` and `--model` (renaming them would change DVC's stage hashes): each is
+    the documented flag under its older name, read into the same argument and logged to the same file."""
+    from gpt1.cli import build_parser, log_path
+
+    parser = build_parser()
+    new, old = parser.parse_args([stage, documented, value]), parser.parse_args([stage, alias, value])
+    assert vars(new) == vars(old) and getattr(new, documented.removeprefix("--")) == value
+    assert log_path(new) == log_path(old) == Path(f"logs/{stage.replace('-', '_')}/{value}.log")
+    with pytest.raises(SystemExit):
+        parser.parse_args([stage, "--help"])
+    assert f"{documented} " in capsys.readouterr().out  # the help shows the documented flag first
+
+
+@pytest.mark.parametrize("command, option", [(["finetune", "--method", "full", "--seed", "7"], "task"),
                                              (["layer-transfer", "--task", "snli_100k", "--layers", "1"], "layers")])
 def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command, option):
     """The log's path names both halves of a one-off (logs/finetune/full/<task>/seed7.log): with one missing, the
@@ -85,7 +101,7 @@ def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command, op
 
 
 def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
-    """DVC owns results/finetune/<variant> and results/layer_transfer/<task>...: a one-off `--seed` must not add a
+    """DVC owns results/finetune/<method> and results/layer_transfer/<task>...: a one-off `--seed` must not add a
     folder there (the next `dvc repro` would see the stage as changed). A stage's job runs every task (finetune), k
     or checkpoint (the other two) that params lists, each with every configured seed."""
     import gpt1.train.finetune as library
@@ -96,19 +112,19 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
     from gpt1.stages import finetune, layer_transfer, transfer_curve
 
     calls, checked = [], []
-    monkeypatch.setattr(library, "run_seeds", lambda params, tokens, variant, seeds, **options: calls.append(
+    monkeypatch.setattr(library, "run_seeds", lambda params, tokens, method, seeds, **options: calls.append(
         (tokens, seeds, options.get("out_root"))))
     monkeypatch.setattr(TaskTokens, "load", lambda folder: folder)  # each run reads its own task's tokens
-    monkeypatch.setattr(starting_weights, "check", lambda variant, *folders: checked.append((variant, *folders)))
+    monkeypatch.setattr(starting_weights, "check", lambda method, *folders: checked.append((method, *folders)))
     # no task of the default is scored with another task's model; the specs saying so are prepared data, which a
     # fresh clone does not hold
     monkeypatch.setattr(finetune, "scored_with_models", lambda tasks: {})
     parser, params = build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
-    finetune.main(parser.parse_args(["finetune", "--variant", "full"]), params)
+    finetune.main(parser.parse_args(["finetune", "--method", "full"]), params)
     assert calls == [(Path("data/task_tokens") / task, [1, 2, 3], Path("results/finetune/full") / task)
                      for task in params.data.tasks]
     calls.clear()
-    finetune.main(parser.parse_args(["finetune", "--task", "sts_b", "--variant", "full", "--seed", "7"]), params)
+    finetune.main(parser.parse_args(["finetune", "--task", "sts_b", "--method", "full", "--seed", "7"]), params)
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k"]), params)
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1", "--seed", "7"]),
                         params)

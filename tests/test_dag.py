@@ -65,8 +65,8 @@ def test_every_output_dvc_declares_is_one_gpt1_layout_builds(profile):
         metrics = layout.pretraining_metrics(kind)
         built += [layout.pretrained_model(kind), layout.pretraining_checkpoints(kind), metrics / "metrics.json",
                   layout.pretraining_headline(kind), metrics / "plots" / "metrics"]
-    built += [layout.starting_model_record(variant) for variant in params["finetune"]["variants"]]
-    built += [layout.finetune_method(variant) for variant in params["finetune"]["variants"]]
+    built += [layout.starting_model_record(method) for method in params["finetune"]["variants"]]
+    built += [layout.finetune_method(method) for method in params["finetune"]["variants"]]
     built += [layout.layer_transfer_task(task) for task in analysis["layer_transfer_tasks"]]
     built += [layout.transfer_curve_task(task) for task in analysis["transfer_curve_tasks"]]
     built += [getattr(files, name) for name, value in vars(layout.Results).items() if isinstance(value, property)]
@@ -75,9 +75,9 @@ def test_every_output_dvc_declares_is_one_gpt1_layout_builds(profile):
     assert sorted(declared) == sorted(map(str, built))
     for stage in stages:  # a method's fine-tuning job reads every task's tokens and its own method's weights (by
         if stage.name.startswith("finetune@"):  # record); a layer-transfer or curve job its own task's tokens
-            variant = stage.name.removeprefix("finetune@")
+            method = stage.name.removeprefix("finetune@")
             assert [dep for dep in stage.deps if dep.startswith("data/")] == [
-                str(layout.TASK_TOKENS), str(layout.starting_model_record(variant))], stage.name
+                str(layout.TASK_TOKENS), str(layout.starting_model_record(method))], stage.name
         if stage.name.startswith(("layer_transfer@", "transfer_curve@")):
             task = stage.name.split("@")[1]
             assert str(layout.task_tokens(task)) in stage.deps, stage.name

@@ -24,7 +24,9 @@ class StageSpec:
     # threads), the GPUs a job is given, and (pretrain) the processes torchrun launches.
     work: Work = "light"
     options: bool = False  # the module has add_arguments(parser); imported only for these, so the CLI stays cheap
-    job: str | None = None  # the option that names one job of the stage (its dvc.yaml foreach/matrix axis)
+    # the option (by its argparse dest) that names one job of the stage; its values are the stage's dvc.yaml
+    # foreach/matrix axis, whatever that axis is called there
+    job: str | None = None
     # (option, folder prefix) that, with --seed, makes a one-off run of one seed of one of the job's runs, logged
     # under the job's log folder (e.g. finetune --task rt_polarity --seed 7: logs/finetune/full/rt_polarity/seed7.log)
     one_off: tuple[str, str] | None = None
@@ -51,9 +53,9 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
     "encode-task": StageSpec("encode one task's fine-tuning examples as BPE ids, once for all its jobs",
                              options=True, job="task"),
     "starting-model": StageSpec("record the weights a fine-tuning method starts from (path and sha256)",
-                                options=True, job="variant"),
+                                options=True, job="method"),
     "finetune": StageSpec("fine-tune one method on every task, every seed, with the paper's input transformations",
-                          work="training", options=True, job="variant", one_off=("task", "")),
+                          work="training", options=True, job="method", one_off=("task", "")),
     "layer-transfer": StageSpec("fine-tune one task with only the first k pretrained blocks transferred, every k "
                                 "and seed", work="training", options=True, job="task", one_off=("layers", "layers")),
     "transfer-curve": StageSpec("fine-tune one task's full from pretraining checkpoints (transfer over "

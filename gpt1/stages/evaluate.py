@@ -1,14 +1,15 @@
 """Stage `evaluate`: every test metric of every fine-tuning run and baseline in one table.
 
-Reads `results/finetune/<variant>/<task>/seed<seed>/metrics.json` for every task, variant and seed in
+Reads `results/finetune/<method>/<task>/seed<seed>/metrics.json` for every task, method and seed in
 params.yaml, and `results/baselines.json`. Writes
-- `results/scores.csv`: task, variant, seed, metric, value (one row per test metric per run);
+- `results/scores.csv`: task, variant, seed, metric, value (one row per test metric per run; the `variant` column
+  holds the method, under the file's older name: gpt1/methods.py says why);
 - `results/scores_summary.csv`: task, variant, metric, mean, std, seeds (std: sample std, 0 for one run);
 - `results/metrics.json`: the handful of numbers `dvc exp show` declares as metrics, so that it reads at a glance:
   `average` {method: Table 5's avg column, the mean over tasks of each task's first metric, 0-1} for every
   fine-tuning method scored on all tasks, then `full` {task: full's first metric, mean over seeds}. Every other
   number (each metric, each seed, the baselines) stays in the two tables above, which no one declares as metrics.
-Baselines appear as variants `majority`, `tfidf_logreg` and `tfidf_cosine`; they are deterministic and listed with the
+Baselines appear as methods `majority`, `tfidf_logreg` and `tfidf_cosine`; they are deterministic and listed with the
 project seed (the one that draws the training subsample they share with fine-tuning).
 """
 
@@ -34,7 +35,7 @@ COLUMNS = ["task", "variant", "seed", "metric", "value"]
 
 
 def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
-    """One row per test metric of every baseline and every (task, variant, seed) run, in params order."""
+    """One row per test metric of every baseline and every (task, method, seed) run, in params order."""
     baselines_json = Results(results_dir).baselines
     baselines = read_json(baselines_json, "`gpt1 baselines`")
     rows = []
@@ -44,16 +45,16 @@ def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
         for name in BASELINES:
             for metric, value in baselines[task].get(name, {}).get("test", {}).items():
                 rows.append((task, name, params.seed, metric, value))
-        for variant in params.finetune.variants:
+        for method in params.finetune.variants:
             for seed in params.finetune.seeds:
-                metrics = run_metrics(finetune_run(task, variant, seed, results_dir),
-                                      f"`gpt1 finetune --variant {variant}`")
-                rows += [(task, variant, seed, metric, value) for metric, value in metrics["test"].items()]
+                metrics = run_metrics(finetune_run(task, method, seed, results_dir),
+                                      f"`gpt1 finetune --method {method}`")
+                rows += [(task, method, seed, metric, value) for metric, value in metrics["test"].items()]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def summarise(scores: pd.DataFrame) -> pd.DataFrame:
-    """Mean and sample std over seeds per (task, variant, metric), keeping the table's order."""
+    """Mean and sample std over seeds per (task, method, metric), keeping the table's order."""
     grouped = scores.groupby(["task", "variant", "metric"], sort=False)["value"]
     summary = grouped.agg(mean="mean", std="std", seeds="count").reset_index()
     summary["std"] = summary["std"].fillna(0.0)  # one run: no spread
@@ -62,13 +63,13 @@ def summarise(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def task_averages(summary: pd.DataFrame) -> dict[str, float]:
-    """Per variant, the mean over tasks of each task's first metric (the paper's, as the task lists it); only
-    variants with a score on every task (the fine-tuned ones and the majority baseline), so no average is
+    """Per method, the mean over tasks of each task's first metric (the paper's, as the task lists it); only
+    methods with a score on every task (the fine-tuned ones and the majority baseline), so no average is
     over fewer tasks than the others."""
     first = summary.groupby(["task", "variant"], sort=False).head(1)
     tasks = first["task"].nunique()
-    return {variant: round(float(group["mean"].mean()), DIGITS)
-            for variant, group in first.groupby("variant", sort=False) if group["task"].nunique() == tasks}
+    return {method: round(float(group["mean"].mean()), DIGITS)
+            for method, group in first.groupby("variant", sort=False) if group["task"].nunique() == tasks}
 
 
 # The method whose per-task scores `dvc exp show` lists (Table 5's first row, the paper's model).

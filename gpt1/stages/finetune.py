@@ -15,7 +15,9 @@ ONE_OFF = layout.ONE_OFF / "finetune"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--variant", choices=list(METHODS), required=True, help="a method of gpt1/methods.py")
+    # --variant: the older name, which dvc.yaml's command keeps (gpt1/methods.py says why)
+    parser.add_argument("--method", "--variant", dest="method", choices=list(METHODS), required=True,
+                        help="a method of gpt1/methods.py")
     parser.add_argument("--task", default=None, help="with --seed: a one-off run of this task of data.tasks")
     parser.add_argument("--seed", type=int, default=None,
                         help=f"with --task: run this seed only, into {ONE_OFF}/<method>/<task>/seed<S> (default: "
@@ -28,7 +30,7 @@ def main(args, params: Params) -> None:
     from gpt1.train.finetune_state import job_state
     from gpt1.train.starting_weights import check
 
-    method = resolve(args.variant, params.finetune)  # once: the library is handed the method, never its name
+    method = resolve(args.method, params.finetune)  # once: the library is handed the method, never its name
     tasks, seeds, root = selected_runs(args, params.data.tasks, params.finetune.seeds)
     if root == layout.RESULTS:  # the stage's job: DVC knows its starting weights by the record it depends on
         check(method.name, method.starts_from, layout.PRETRAIN, layout.STARTING_MODELS)
