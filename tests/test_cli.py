@@ -71,7 +71,8 @@ def test_a_stage_job_runs_everything_a_one_off_names_one_run_and_each_logs_apart
 
 
 @pytest.mark.parametrize("stage, documented, alias, value", [
-    ("finetune", "--method", "--variant", "full"), ("starting-model", "--method", "--variant", "no_pretrain")])
+    ("finetune", "--method", "--variant", "full"), ("starting-model", "--method", "--variant", "no_pretrain"),
+    ("pretrain", "--kind", "--model", "lstm")])
 def test_the_older_flag_dvc_yaml_runs_is_an_alias_with_the_same_log(stage, documented, alias, value, capsys):
     """dvc.yaml's commands keep `--variant` and `--model` (renaming them would change DVC's stage hashes): each is
     the documented flag under its older name, read into the same argument and logged to the same file."""

@@ -33,7 +33,7 @@ def test_a_record_names_the_weights_and_their_hash_or_a_random_start(tmp_path):
     assert record("no_pretrain", None, pretrain) == {"variant": "no_pretrain", "starts_from": None}
     assert record("no_pretrain", None, tmp_path / "nothing here") == record("no_pretrain", None, pretrain)  # no weights
     with pytest.raises(UserError, match=r"lstm/model.safetensors not found: 'lstm' starts from the pretrained lstm; "
-                                        r"run `gpt1 pretrain --model lstm` first"):
+                                        r"run `gpt1 pretrain --kind lstm` first"):
         record("lstm", "lstm", tmp_path / "nothing here")
 
 

@@ -49,7 +49,7 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
     "bpe": StageSpec("train GPT-1's BPE on the training corpus", work="text"),
     "tokenize": StageSpec("encode the corpus splits to memory-mappable token arrays", work="text"),
     "pretrain": StageSpec("pretrain the Transformer or the LSTM language model (resumes after interruption)",
-                          work="training", options=True, job="model", report="Pretraining"),
+                          work="training", options=True, job="kind", report="Pretraining"),
     "encode-task": StageSpec("encode one task's fine-tuning examples as BPE ids, once for all its jobs",
                              options=True, job="task"),
     "starting-model": StageSpec("record the weights a fine-tuning method starts from (path and sha256)",

@@ -39,7 +39,10 @@ def run(params: Params, kind: str, tokens_dir: Path = layout.TOKENS, out_dir: Pa
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--model", choices=KINDS, required=True)
+    # --model: the older name, which dvc.yaml's commands keep (renaming it would change the stages' hashes); params'
+    # `model` is the Transformer's size, not a kind
+    parser.add_argument("--kind", "--model", dest="kind", choices=KINDS, required=True,
+                        help="the language model to pretrain (gpt1/kinds.py)")
 
 
 def main(args, params: Params) -> None:
@@ -48,6 +51,6 @@ def main(args, params: Params) -> None:
     processes = launch.process_count(params.pretrain.processes_per_node, params.pretrain.device)
     if processes > 1 and not launch.under_launcher():
         profiles = [f"--profile={path}" for path in args.profile]
-        launch.run_processes(processes, [f"--params={args.params}", *profiles, "pretrain", f"--model={args.model}"])
+        launch.run_processes(processes, [f"--params={args.params}", *profiles, "pretrain", f"--kind={args.kind}"])
         return
-    run(params, args.model)
+    run(params, args.kind)

@@ -27,7 +27,7 @@ def record(method: str, starts_from: str | None, pretrain_dir: Path) -> dict:
     weights = pretrained_model(starts_from, pretrain_dir)
     if not weights.is_file():
         raise UserError(f"{weights} not found: {method!r} starts from the pretrained {starts_from}; run "
-                        f"`gpt1 pretrain --model {starts_from}` first")
+                        f"`gpt1 pretrain --kind {starts_from}` first")
     return {"variant": method, "starts_from": starts_from, "weights": weights.as_posix(),
             "sha256": sha256_of(weights)}
 
