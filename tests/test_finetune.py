@@ -111,7 +111,7 @@ def _method(name: str):
 def run(workspace: Path, task: str, method: str, seed: int = 1, out: str | None = None, params=None, **kwargs):
     out_dir = workspace / "out" / (out or f"{task}-{method}-{seed}")
     params = params or tiny_params()
-    metrics = finetune.run(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
+    metrics = finetune.run(finetune.FinetuneSettings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
                            resolve(method, params.finetune), seed,
                            pretrain_dir=workspace / "pretrain", out_dir=out_dir, **kwargs)
     return metrics, out_dir
@@ -156,7 +156,7 @@ def test_same_seed_writes_identical_files_and_another_seed_does_not(workspace):
 def run_seeds(workspace: Path, task: str, method: str, seeds, out: str, **kwargs) -> Path:
     out_root = workspace / "out" / out
     params = tiny_params()
-    finetune.run_seeds(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
+    finetune.run_seeds(finetune.FinetuneSettings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
                        resolve(method, params.finetune), seeds,
                        pretrain_dir=workspace / "pretrain", out_root=out_root, **kwargs)
     return out_root
@@ -364,7 +364,7 @@ def test_a_batch_moved_to_the_cpu_is_not_pinned_and_keeps_its_lengths_on_the_hos
 
 def test_fine_tuning_announces_its_device_precision_and_why(caplog, tmp_path):
     caplog.set_level("INFO", logger="gpt1.train.precision")
-    prepared = finetune.prepare(finetune.Settings.of(tiny_params()), tokens=None, pretrain_dir=tmp_path)
+    prepared = finetune.prepare(finetune.FinetuneSettings.of(tiny_params()), tokens=None, pretrain_dir=tmp_path)
     assert prepared.device == torch.device("cpu")
     assert "running on cpu in fp32: finetune.device is cpu" in caplog.messages
 
@@ -467,7 +467,7 @@ def test_bad_task_files_stop_the_run_with_a_user_error(workspace, tmp_path, rows
     write_task(tasks / "rt_polarity", SPECS["rt_polarity"])
     write_examples(tasks / "rt_polarity" / "dev.jsonl", rows)
     with pytest.raises(UserError, match=message):
-        finetune.run(finetune.Settings.of(tiny_params()), tokens_of(tiny_params(), "rt_polarity", tasks, workspace / "bpe"),
+        finetune.run(finetune.FinetuneSettings.of(tiny_params()), tokens_of(tiny_params(), "rt_polarity", tasks, workspace / "bpe"),
                      _method("full"), 1,
                      pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
@@ -486,7 +486,7 @@ def test_examples_longer_than_the_context_are_truncated(workspace, tmp_path):
     write_task(tasks / "snli_100k", SPECS["snli_100k"])
     long = " ".join(["word"] * 80)
     write_examples(tasks / "snli_100k" / "test.jsonl", [EntailmentExample(long, long, 1)] * 3)
-    metrics = finetune.run(finetune.Settings.of(tiny_params()), tokens_of(tiny_params(), "snli_100k", tasks, workspace / "bpe"),
+    metrics = finetune.run(finetune.FinetuneSettings.of(tiny_params()), tokens_of(tiny_params(), "snli_100k", tasks, workspace / "bpe"),
                            _method("full"), 1,
                            pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
     assert 0.0 <= metrics["test"]["accuracy"] <= 1.0
@@ -558,7 +558,7 @@ def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablat
     results = tmp_path / "results"
     for task in tasks:
         for method in params.finetune.variants:
-            finetune.run_seeds(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
+            finetune.run_seeds(finetune.FinetuneSettings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
                                resolve(method, params.finetune),
                                params.finetune.seeds, pretrain_dir=workspace / "pretrain",
                                out_root=layout.finetune_runs(task, method, results))

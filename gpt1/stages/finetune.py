@@ -26,7 +26,7 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import Settings, run_seeds
+    from gpt1.train.finetune import FinetuneSettings, run_seeds
     from gpt1.train.finetune_state import job_state
     from gpt1.train.starting_weights import check
 
@@ -34,7 +34,7 @@ def main(args, params: Params) -> None:
     tasks, seeds, root = selected_runs(args, params.data.tasks, params.finetune.seeds)
     if root == layout.RESULTS:  # the stage's job: DVC knows its starting weights by the record it depends on
         check(method.name, method.starts_from, layout.PRETRAIN, layout.STARTING_MODELS)
-    settings = Settings.of(params)
+    settings = FinetuneSettings.of(params)
     job = layout.finetune_method(method.name, root)
     scored_with = scored_with_models(params.data.tasks)
     for task in tasks:
