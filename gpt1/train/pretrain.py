@@ -1,4 +1,5 @@
-"""Stage `pretrain`: train the Transformer or the LSTM baseline as a language model on the token corpus.
+"""Pretraining: the Transformer or the LSTM baseline trained as a language model on the token corpus (for the
+`pretrain` stage, gpt1/stages/pretrain.py).
 
 The paper's recipe: Adam (0.9, 0.999, 1e-8), linear warmup then cosine annealing to 0, global gradient-norm
 clip 1, the "modified L2" (decoupled weight decay on >= 2-D weights only: AdamW with parameter_groups),
@@ -77,7 +78,7 @@ def evaluate(model: LanguageModel, tokens: np.ndarray, starts: np.ndarray, lengt
     return (totals[0] / totals[1]).item()
 
 
-# ---- the stage ---------------------------------------------------------------------------------------
+# ---- the training run --------------------------------------------------------------------------------
 
 class Trainer:
     def __init__(self, settings: PretrainSettings, kind: Kind, tokens_dir: Path, out_dir: Path, metrics_dir: Path,
