@@ -104,7 +104,7 @@ def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command, op
 def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch):
     """DVC owns results/finetune/<method> and results/layer_transfer/<task>...: a one-off `--seed` must not add a
     folder there (the next `dvc repro` would see the stage as changed). A stage's job runs every task (finetune), k
-    or checkpoint (the other two) that params lists, each with every configured seed."""
+    or checkpoint (the other two) that params lists, each with every seed of finetune.seeds."""
     import gpt1.train.finetune as library
     import gpt1.train.starting_weights as starting_weights
     from gpt1.model.task_tokens import TaskTokens

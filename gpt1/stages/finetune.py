@@ -43,7 +43,7 @@ def main(args, params: Params) -> None:
                             f"own: run --task {scored_with[task]}, which writes both")
     with job_state(layout.training_state(job), f"fine-tuning into {job}") as stop:
         for task in (task for task in tasks if task not in scored_with):
-            # The first configured seed's weights are kept (model.safetensors, for `gpt1 predict`); a one-off run
+            # The weights of finetune.seeds' first seed are kept (model.safetensors, for `gpt1 predict`); a one-off run
             # keeps its own.
             runs = layout.finetune_runs(task, method.name, root)
             scored_too = [(TaskTokens.load(layout.task_tokens(other)), layout.finetune_runs(other, method.name, root))
