@@ -12,8 +12,8 @@ starting weights, λ, learning rate and the key it came from, model card line) t
 nothing below the stage looks a method up by name.
 
 "Method" is the one word for these, in code and docs, with one stated exception: params.yaml's `finetune.variants`,
-the CLI's `--variant`, and the files the pipeline writes (scores.csv's `variant` column, the starting-model
-records, the model cards) keep the older word. Renaming them would change DVC's params hashes and the DAG's stage
+dvc.yaml's names and commands (`--variant`, kept as an alias of the CLI's `--method`), and the files the pipeline
+writes (scores.csv's `variant` column, the starting-model records, the model cards) keep the older word. Renaming them would change DVC's params hashes and the DAG's stage
 names (`finetune@full`'s `item.variant`), re-running every stage for every user, and the bytes of every result.
 """
 

@@ -21,14 +21,14 @@ ALL_SPECS = {**SPECS, "cola": TaskSpec("cola", "classification", ("bad", "good")
 
 
 def _scores(values):
-    """values: {variant: {task: [per-seed primary metric]}} -> the scores.csv layout."""
+    """values: {method: {task: [per-seed primary metric]}} -> the scores.csv layout."""
     rows = []
-    for variant, tasks in values.items():
+    for method, tasks in values.items():
         for task, per_seed in tasks.items():
             metric = ALL_SPECS[task].primary_metric
             for seed, value in enumerate(per_seed, start=1):
-                rows.append({"task": task, "variant": variant, "seed": seed, "metric": metric, "value": value})
-                rows.append({"task": task, "variant": variant, "seed": seed, "metric": "other", "value": 0.0})
+                rows.append({"task": task, "variant": method, "seed": seed, "metric": metric, "value": value})
+                rows.append({"task": task, "variant": method, "seed": seed, "metric": "other", "value": 0.0})
     return pd.DataFrame(rows)
 
 
@@ -53,11 +53,11 @@ def test_table_is_mean_over_seeds_times_100_with_average():
 
 
 def _write_predictions(root, values):
-    """values: {variant: {task: [per-seed fraction correct]}} -> 200 test predictions per run folder."""
-    for variant, tasks in values.items():
+    """values: {method: {task: [per-seed fraction correct]}} -> 200 test predictions per run folder."""
+    for method, tasks in values.items():
         for task, per_seed in tasks.items():
             for seed, fraction in enumerate(per_seed, start=1):
-                folder = root / variant / task / f"seed{seed}"
+                folder = root / method / task / f"seed{seed}"
                 folder.mkdir(parents=True)
                 rows = []
                 for index in range(200):

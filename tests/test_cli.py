@@ -49,8 +49,8 @@ def test_a_stage_job_runs_everything_a_one_off_names_one_run_and_each_logs_apart
     from gpt1.pipeline.one_off import one_off
 
     parser = build_parser()
-    every = parser.parse_args(["finetune", "--variant", "full", "--task", "rt_polarity"])
-    one = parser.parse_args(["finetune", "--task", "rt_polarity", "--variant", "full", "--seed", "7"])
+    every = parser.parse_args(["finetune", "--method", "full", "--task", "rt_polarity"])
+    one = parser.parse_args(["finetune", "--task", "rt_polarity", "--method", "full", "--seed", "7"])
     assert not one_off(every) and one_off(one)
     assert log_path(every) == Path("logs/finetune/full/rt_polarity.log")
     assert log_path(one) == Path("logs/finetune/full/rt_polarity/seed7.log")
@@ -68,6 +68,24 @@ def test_a_stage_job_runs_everything_a_one_off_names_one_run_and_each_logs_apart
         one_off(parser.parse_args(["transfer-curve", "--task", "snli_100k", "--seed", "2"]))
 
 
+@pytest.mark.parametrize("stage, documented, alias, value, rest, log", [
+    ("finetune", "--method", "--variant", "full", ["--task", "sts_b"], "finetune/full/sts_b.log"),
+    ("starting-model", "--method", "--variant", "no_pretrain", [], "starting_model/no_pretrain.log"),
+    ("pretrain", "--kind", "--model", "lstm", [], "pretrain/lstm.log")])
+def test_the_older_flag_dvc_yaml_runs_is_an_alias_with_the_same_log(stage, documented, alias, value, rest, log, capsys):
+    """dvc.yaml's commands keep `--variant` and `--model` (renaming them would change DVC's stage hashes): each is
+    the documented flag under its older name, read into the same argument and logged to the same file."""
+    from gpt1.cli import build_parser, log_path
+
+    parser = build_parser()
+    new, old = parser.parse_args([stage, documented, value, *rest]), parser.parse_args([stage, alias, value, *rest])
+    assert vars(new) == vars(old) and getattr(new, documented.removeprefix("--")) == value
+    assert log_path(new) == log_path(old) == Path("logs") / log
+    with pytest.raises(SystemExit):
+        parser.parse_args([stage, "--help"])
+    assert f"{documented} " in capsys.readouterr().out  # the help shows the documented flag first
+
+
 @pytest.mark.parametrize("command, option", [(["transfer-curve", "--task", "snli_100k", "--seed", "7"], "step"),
                                              (["layer-transfer", "--task", "snli_100k", "--layers", "1"], "layers")])
 def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command, option):
@@ -83,9 +101,9 @@ def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command, op
 
 
 def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch, tmp_path):
-    """DVC owns results/finetune/<variant> and results/layer_transfer/<task>...: a one-off `--seed` must not add a
+    """DVC owns results/finetune/<method>/<task> and results/layer_transfer/<task>...: a one-off `--seed` must not add a
     folder there (the next `dvc repro` would see the stage as changed). A stage's job runs every task (finetune), k
-    or checkpoint (the other two) that params lists, each with every configured seed."""
+    or checkpoint (the other two) that params lists, each with every seed of finetune.seeds."""
     import gpt1.train.finetune as library
     import gpt1.train.starting_weights as starting_weights
     from gpt1.model.task_tokens import TaskTokens
@@ -94,18 +112,18 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch, tmp_
     from gpt1.stages import finetune, layer_transfer, transfer_curve
 
     calls, checked = [], []
-    monkeypatch.setattr(library, "run_seeds", lambda params, tokens, variant, seeds, **options: calls.append(
+    monkeypatch.setattr(library, "run_seeds", lambda params, tokens, method, seeds, **options: calls.append(
         (tokens, seeds, options.get("out_root"))))
     monkeypatch.setattr(TaskTokens, "load", lambda folder: folder)  # each run reads its own task's tokens
-    monkeypatch.setattr(starting_weights, "check", lambda variant, *folders: checked.append((variant, *folders)))
+    monkeypatch.setattr(starting_weights, "check", lambda method, *folders: checked.append((method, *folders)))
     monkeypatch.chdir(tmp_path)  # the jobs' state folders go under data/training_state: not the checkout's
     parser, params = build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
     for task in params.data.tasks:
-        finetune.main(parser.parse_args(["finetune", "--variant", "full", "--task", task]), params)
+        finetune.main(parser.parse_args(["finetune", "--method", "full", "--task", task]), params)
     assert calls == [(Path("data/task_tokens") / task, [1, 2, 3], Path("results/finetune/full") / task)
                      for task in params.data.tasks]
     calls.clear()
-    finetune.main(parser.parse_args(["finetune", "--task", "sts_b", "--variant", "full", "--seed", "7"]), params)
+    finetune.main(parser.parse_args(["finetune", "--task", "sts_b", "--method", "full", "--seed", "7"]), params)
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k"]), params)
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", "snli_100k", "--layers", "1", "--seed", "7"]),
                         params)

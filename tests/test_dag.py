@@ -65,7 +65,7 @@ def test_every_output_dvc_declares_is_one_gpt1_layout_builds(profile):
         metrics = layout.pretraining_metrics(kind)
         built += [layout.pretrained_model(kind), layout.pretraining_checkpoints(kind), metrics / "metrics.json",
                   layout.pretraining_headline(kind), metrics / "plots" / "metrics"]
-    built += [layout.starting_model_record(variant) for variant in params["finetune"]["variants"]]
+    built += [layout.starting_model_record(method) for method in params["finetune"]["variants"]]
     built += [layout.finetune_runs(task, method) for method in params["finetune"]["variants"] for task in data["tasks"]]
     built += [layout.layer_transfer_task(task) for task in analysis["layer_transfer_tasks"]]
     built += [layout.transfer_curve_task(task) for task in analysis["transfer_curve_tasks"]]

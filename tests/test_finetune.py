@@ -1,4 +1,4 @@
-"""Fine-tuning end to end on tiny models: every family, every variant, the heads, the objective, determinism."""
+"""Fine-tuning end to end on tiny models: every family, every method, the heads, the objective, determinism."""
 
 from __future__ import annotations
 
@@ -108,23 +108,23 @@ def _method(name: str):
     return resolve(name, tiny_params().finetune)
 
 
-def run(workspace: Path, task: str, variant: str, seed: int = 1, out: str | None = None, params=None, **kwargs):
-    out_dir = workspace / "out" / (out or f"{task}-{variant}-{seed}")
+def run(workspace: Path, task: str, method: str, seed: int = 1, out: str | None = None, params=None, **kwargs):
+    out_dir = workspace / "out" / (out or f"{task}-{method}-{seed}")
     params = params or tiny_params()
-    metrics = finetune.run(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
-                           resolve(variant, params.finetune), seed,
+    metrics = finetune.run(finetune.FinetuneSettings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
+                           resolve(method, params.finetune), seed,
                            pretrain_dir=workspace / "pretrain", out_dir=out_dir, **kwargs)
     return metrics, out_dir
 
 
 # --- end to end ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("task, variant", [
+@pytest.mark.parametrize("task, method", [
     *((task, "full") for task in TASKS), *((task, "lstm") for task in TASKS),
     ("rt_polarity", "no_pretrain"), ("rt_polarity", "no_aux_lm"),
 ])
-def test_each_family_and_variant_trains_predicts_and_scores(workspace, task, variant):
-    metrics, out_dir = run(workspace, task, variant)
+def test_each_family_and_method_trains_predicts_and_scores(workspace, task, method):
+    metrics, out_dir = run(workspace, task, method)
     spec = SPECS[task]
     assert sorted(path.name for path in out_dir.iterdir()) == [
         "metrics.json", "model_card.md", "predictions_dev.jsonl", "predictions_test.jsonl"]
@@ -141,7 +141,7 @@ def test_each_family_and_variant_trains_predicts_and_scores(workspace, task, var
             assert sum(row["probabilities"]) == pytest.approx(1.0, abs=1e-5)
             assert row["prediction"] == max(range(classes), key=row["probabilities"].__getitem__)
     card = (out_dir / "model_card.md").read_text()
-    assert f"{task} / {variant} / seed 1" in card and "| train | 16 | 12 |" in card
+    assert f"{task} / {method} / seed 1" in card and "| train | 16 | 12 |" in card
 
 
 def test_same_seed_writes_identical_files_and_another_seed_does_not(workspace):
@@ -153,24 +153,24 @@ def test_same_seed_writes_identical_files_and_another_seed_does_not(workspace):
     assert (first / "predictions_test.jsonl").read_bytes() != (other / "predictions_test.jsonl").read_bytes()
 
 
-def run_seeds(workspace: Path, task: str, variant: str, seeds, out: str, **kwargs) -> Path:
+def run_seeds(workspace: Path, task: str, method: str, seeds, out: str, **kwargs) -> Path:
     out_root = workspace / "out" / out
     params = tiny_params()
-    finetune.run_seeds(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
-                       resolve(variant, params.finetune), seeds,
+    finetune.run_seeds(finetune.FinetuneSettings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
+                       resolve(method, params.finetune), seeds,
                        pretrain_dir=workspace / "pretrain", out_root=out_root, **kwargs)
     return out_root
 
 
-@pytest.mark.parametrize("task, variant, transfer_layers", [
+@pytest.mark.parametrize("task, method, transfer_layers", [
     ("lee_similarity", "no_pretrain", None),  # fresh init, Transformer dropout, regression head
     ("social_iqa", "full", 1),  # re-initialised block, the candidates' shared classifier-dropout mask
 ])
-def test_seeds_in_one_process_write_what_each_seed_writes_alone(workspace, task, variant, transfer_layers):
+def test_seeds_in_one_process_write_what_each_seed_writes_alone(workspace, task, method, transfer_layers):
     """The stage runs every seed in one process: no RNG state, cache or encoding may carry over between them."""
-    together = run_seeds(workspace, task, variant, [1, 2], f"together-{task}", transfer_layers=transfer_layers)
+    together = run_seeds(workspace, task, method, [1, 2], f"together-{task}", transfer_layers=transfer_layers)
     for seed in (2, 1):  # seed 2 first: alone, it follows nothing
-        alone = run_seeds(workspace, task, variant, [seed], f"alone-{task}-{seed}", transfer_layers=transfer_layers)
+        alone = run_seeds(workspace, task, method, [seed], f"alone-{task}-{seed}", transfer_layers=transfer_layers)
         assert [path.name for path in alone.iterdir()] == [f"seed{seed}"]
         files = sorted(path.name for path in (together / f"seed{seed}").iterdir())
         assert files == ["metrics.json", "model_card.md", "predictions_dev.jsonl", "predictions_test.jsonl"]
@@ -180,19 +180,19 @@ def test_seeds_in_one_process_write_what_each_seed_writes_alone(workspace, task,
     assert (together / "seed1" / "predictions_test.jsonl").read_bytes() != \
         (together / "seed2" / "predictions_test.jsonl").read_bytes()  # the seeds do differ
     command = "gpt1 layer-transfer --task social_iqa --layers 1 --seed 2" if transfer_layers else \
-        f"gpt1 finetune --task {task} --variant {variant} --seed 2"
+        f"gpt1 finetune --task {task} --variant {method} --seed 2"  # the card's words are kept: gpt1/methods.py
     assert f"Reproduce: `{command}`" in (together / "seed2" / "model_card.md").read_text()
 
 
-@pytest.mark.parametrize("variant", ["lstm", "full"])
-def test_a_run_after_other_tasks_and_depths_in_one_process_writes_what_it_writes_first(workspace, variant):
+@pytest.mark.parametrize("method", ["lstm", "full"])
+def test_a_run_after_other_tasks_and_depths_in_one_process_writes_what_it_writes_first(workspace, method):
     """A method's job runs every task in one process, a layer-transfer job every k: nothing of an earlier task or
     depth (its tokens, encodings, model or RNG state) may reach a later run."""
-    before = run_seeds(workspace, "social_iqa", variant, [1], f"first-{variant}")
-    run_seeds(workspace, "rt_polarity", variant, [2], f"between-{variant}")
-    run_seeds(workspace, "lee_similarity", variant, [1], f"between-sim-{variant}",
-              transfer_layers=0 if variant == "full" else None)
-    after = run_seeds(workspace, "social_iqa", variant, [1], f"after-{variant}")
+    before = run_seeds(workspace, "social_iqa", method, [1], f"first-{method}")
+    run_seeds(workspace, "rt_polarity", method, [2], f"between-{method}")
+    run_seeds(workspace, "lee_similarity", method, [1], f"between-sim-{method}",
+              transfer_layers=0 if method == "full" else None)
+    after = run_seeds(workspace, "social_iqa", method, [1], f"after-{method}")
     for name in ("metrics.json", "model_card.md", "predictions_dev.jsonl", "predictions_test.jsonl"):
         assert (before / "seed1" / name).read_bytes() == (after / "seed1" / name).read_bytes(), name
 
@@ -317,14 +317,14 @@ def test_auxiliary_lm_weight_changes_the_loss_by_lambda_times_the_lm_loss():
     torch.testing.assert_close(with_lm, task_again + 0.5 * language)
 
 
-@pytest.mark.parametrize("variant", ["full", "no_pretrain", "no_aux_lm", "lstm"])
-def test_every_loss_term_is_made_on_the_models_device_in_one_float_dtype(variant):
+@pytest.mark.parametrize("name", ["full", "no_pretrain", "no_aux_lm", "lstm"])
+def test_every_loss_term_is_made_on_the_models_device_in_one_float_dtype(name):
     """An update stacks (L3, L2, L1) on the model's device. With the default device set to `meta`, the CPU model
     stands in for a GPU one: a tensor made without naming a device (a bare `torch.zeros(())` for the L1 that
     λ = 0 skips, a dropout mask) lands on meta here as it lands on the CPU beside a CUDA model."""
     from gpt1 import methods
 
-    method = methods.resolve(variant, tiny_params().finetune)
+    method = methods.resolve(name, tiny_params().finetune)
     model = tiny_task_model(SPECS["rt_polarity"], dropout=0.1, kind=method.starts_from or "transformer").train()
     batch = collate([EncodedExample(((40, 1, 2, 3, 42),), 1), EncodedExample(((40, 4, 42),), 0)], regression=False)
     lm_coef = method.lm_coef
@@ -364,7 +364,7 @@ def test_a_batch_moved_to_the_cpu_is_not_pinned_and_keeps_its_lengths_on_the_hos
 
 def test_fine_tuning_announces_its_device_precision_and_why(caplog, tmp_path):
     caplog.set_level("INFO", logger="gpt1.train.precision")
-    prepared = finetune.prepare(finetune.Settings.of(tiny_params()), tokens=None, pretrain_dir=tmp_path)
+    prepared = finetune.prepare(finetune.FinetuneSettings.of(tiny_params()), tokens=None, pretrain_dir=tmp_path)
     assert prepared.device == torch.device("cpu")
     assert "running on cpu in fp32: finetune.device is cpu" in caplog.messages
 
@@ -397,7 +397,7 @@ def test_learning_rate_warms_up_then_decays_linearly_to_zero():
     assert warmup_linear(0, 10, 0) == 1.0
 
 
-# --- models per variant -----------------------------------------------------------------------------------
+# --- models per method -----------------------------------------------------------------------------------
 
 def test_special_tokens_are_added_to_a_checkpoint_that_lacks_them(workspace):
     bpe = tiny_bpe()
@@ -467,7 +467,7 @@ def test_bad_task_files_stop_the_run_with_a_user_error(workspace, tmp_path, rows
     write_task(tasks / "rt_polarity", SPECS["rt_polarity"])
     write_examples(tasks / "rt_polarity" / "dev.jsonl", rows)
     with pytest.raises(UserError, match=message):
-        finetune.run(finetune.Settings.of(tiny_params()), tokens_of(tiny_params(), "rt_polarity", tasks, workspace / "bpe"),
+        finetune.run(finetune.FinetuneSettings.of(tiny_params()), tokens_of(tiny_params(), "rt_polarity", tasks, workspace / "bpe"),
                      _method("full"), 1,
                      pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
@@ -486,7 +486,7 @@ def test_examples_longer_than_the_context_are_truncated(workspace, tmp_path):
     write_task(tasks / "snli_100k", SPECS["snli_100k"])
     long = " ".join(["word"] * 80)
     write_examples(tasks / "snli_100k" / "test.jsonl", [EntailmentExample(long, long, 1)] * 3)
-    metrics = finetune.run(finetune.Settings.of(tiny_params()), tokens_of(tiny_params(), "snli_100k", tasks, workspace / "bpe"),
+    metrics = finetune.run(finetune.FinetuneSettings.of(tiny_params()), tokens_of(tiny_params(), "snli_100k", tasks, workspace / "bpe"),
                            _method("full"), 1,
                            pretrain_dir=workspace / "pretrain", out_dir=tmp_path / "out")
     assert 0.0 <= metrics["test"]["accuracy"] <= 1.0
@@ -557,11 +557,11 @@ def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablat
         max_eval_examples=6, device="cpu", dtype="float32")))
     results = tmp_path / "results"
     for task in tasks:
-        for variant in params.finetune.variants:
-            finetune.run_seeds(finetune.Settings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
-                               resolve(variant, params.finetune),
+        for method in params.finetune.variants:
+            finetune.run_seeds(finetune.FinetuneSettings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
+                               resolve(method, params.finetune),
                                params.finetune.seeds, pretrain_dir=workspace / "pretrain",
-                               out_root=layout.finetune_runs(task, variant, results))
+                               out_root=layout.finetune_runs(task, method, results))
     baselines.run(params, workspace / "tasks", results / "baselines.json")
     evaluate.run(params, results, workspace / "tasks")
     run_ablation(results, workspace / "tasks", tasks, params.finetune.seeds, params.finetune.max_train_examples)

@@ -84,7 +84,7 @@ def _crash_on_write(monkeypatch, count: int) -> None:
 
 def _run_seeds(workspace: Path, out: Path, state: Path | None, **settings) -> None:
     params = tiny_params(**settings)
-    finetune.run_seeds(finetune.Settings.of(params), tokens_of(params, "rt_polarity", workspace / "tasks",
+    finetune.run_seeds(finetune.FinetuneSettings.of(params), tokens_of(params, "rt_polarity", workspace / "tasks",
                                                                workspace / "bpe"),
                        resolve("full", params.finetune), [1, 2], pretrain_dir=workspace / "pretrain", out_root=out,
                        state_root=state, keep_weights_of=[1])

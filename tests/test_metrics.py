@@ -140,13 +140,13 @@ def test_baselines_run_writes_every_task_deterministically(tasks_dir, tmp_path):
 
 # --- evaluate -----------------------------------------------------------------------------------------------
 
-def fake_results(results_dir, params, value=lambda task, variant, seed: 0.5 + seed / 10):
+def fake_results(results_dir, params, value=lambda task, method, seed: 0.5 + seed / 10):
     for task in params.data.tasks:
-        for variant in params.finetune.variants:
+        for method in params.finetune.variants:
             for seed in params.finetune.seeds:
-                path = layout.finetune_run(task, variant, seed, results_dir) / "metrics.json"
+                path = layout.finetune_run(task, method, seed, results_dir) / "metrics.json"
                 path.parent.mkdir(parents=True)
-                metrics = {metric: value(task, variant, seed) for metric in SPECS[task].metrics}
+                metrics = {metric: value(task, method, seed) for metric in SPECS[task].metrics}
                 path.write_text(json.dumps({"dev": metrics, "test": metrics}))
 
 
@@ -180,7 +180,7 @@ def test_metrics_json_holds_only_the_headline_table5_averages_then_fulls_score_p
     results = tmp_path / "results"
     baselines_stage.run(params, tasks_dir, results / "baselines.json")
     level = {"rt_polarity": 0.2, "snli_100k": 0.4, "lee_similarity": 0.6, "social_iqa": 0.8}
-    fake_results(results, params, lambda task, variant, seed: level[task] + 0.1 * (variant == "full") + seed / 100)
+    fake_results(results, params, lambda task, method, seed: level[task] + 0.1 * (method == "full") + seed / 100)
     evaluate.run(params, results, tasks_dir)
     headline = json.loads((results / "metrics.json").read_text())
     assert list(headline) == ["average", "full"]
@@ -197,7 +197,7 @@ def test_evaluate_names_a_run_whose_metrics_were_cut_short(tasks_dir, tmp_path):
     run = results / "finetune" / params.finetune.variants[0] / params.data.tasks[0] / f"seed{params.finetune.seeds[0]}"
     run.mkdir(parents=True)
     (run / "metrics.json").write_text('{"dev": {"accuracy": 0.5}, "te')
-    with pytest.raises(UserError, match=r"seed\d+/metrics.json is not valid JSON \(.*\); run `gpt1 finetune --variant "
+    with pytest.raises(UserError, match=r"seed\d+/metrics.json is not valid JSON \(.*\); run `gpt1 finetune --method "
                                         r"\S+` again$"):
         evaluate.run(params, results, tasks_dir)
 
@@ -207,6 +207,6 @@ def test_evaluate_names_a_missing_run(tasks_dir, tmp_path):
     results = tmp_path / "results"
     baselines_stage.run(params, tasks_dir, results / "baselines.json")
     # every seed, into the stage's folder: `--seed` would write a one-off run elsewhere (results/one-off)
-    with pytest.raises(UserError, match=r"seed1/metrics.json not found; run `gpt1 finetune --variant full` "
+    with pytest.raises(UserError, match=r"seed1/metrics.json not found; run `gpt1 finetune --method full` "
                                         r"first$"):
         evaluate.run(params, results, tasks_dir)

@@ -27,7 +27,7 @@ from gpt1.stages.pretrain import run
 from gpt1.train.loop import build_optimizer, load_state
 from gpt1.layout import pretraining_checkpoint
 from gpt1.train.pretrain import _log_step
-from gpt1.train.pretrain_settings import Settings, batch_split
+from gpt1.train.pretrain_settings import PretrainSettings, batch_split
 from gpt1.params.schedule import PretrainSchedule, log_spaced_updates
 from gpt1.train.lr_schedules import warmup_cosine
 import tiny
@@ -128,11 +128,11 @@ def test_checkpoints_are_log_spaced_from_the_first_to_the_last_update():
 
 def test_pretraining_settings_take_each_models_own_section_or_name_the_kinds():
     params = parse_params(tiny_raw_params())
-    assert Settings.of(params, "transformer").size is params.model
-    lstm = Settings.of(params, "lstm")
+    assert PretrainSettings.of(params, "transformer").size is params.model
+    lstm = PretrainSettings.of(params, "lstm")
     assert lstm.size is params.lstm and lstm.n_positions == params.model.n_positions  # the Transformer's windows
     with pytest.raises(UserError, match="unknown model kind 'gru'; use 'transformer' or 'lstm'"):
-        Settings.of(params, "gru")
+        PretrainSettings.of(params, "gru")
 
 
 def test_the_batch_split_fills_tokens_per_update_or_names_the_keys_to_change():

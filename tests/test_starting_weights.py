@@ -33,7 +33,7 @@ def test_a_record_names_the_weights_and_their_hash_or_a_random_start(tmp_path):
     assert record("no_pretrain", None, pretrain) == {"variant": "no_pretrain", "starts_from": None}
     assert record("no_pretrain", None, tmp_path / "nothing here") == record("no_pretrain", None, pretrain)  # no weights
     with pytest.raises(UserError, match=r"lstm/model.safetensors not found: 'lstm' starts from the pretrained lstm; "
-                                        r"run `gpt1 pretrain --model lstm` first"):
+                                        r"run `gpt1 pretrain --kind lstm` first"):
         record("lstm", "lstm", tmp_path / "nothing here")
 
 
@@ -49,20 +49,20 @@ def test_the_stage_writes_a_record_and_keeps_an_unchanged_one_untouched(tmp_path
     monkeypatch.chdir(tmp_path)
     _pretrained(tmp_path / "data" / "pretrain")
     path = tmp_path / "data" / "starting_models" / "full.json"
-    starting_model.main(Namespace(variant="full"), None)
+    starting_model.main(Namespace(method="full"), None)
     assert json.loads(path.read_text())["starts_from"] == "transformer"
     stamp = path.stat().st_mtime_ns
-    starting_model.main(Namespace(variant="full"), None)
+    starting_model.main(Namespace(method="full"), None)
     assert path.stat().st_mtime_ns == stamp  # Snakemake compares times: an unchanged record must not look new
     _pretrained(tmp_path / "data" / "pretrain", transformer=b"retrained")
-    starting_model.main(Namespace(variant="full"), None)
+    starting_model.main(Namespace(method="full"), None)
     assert json.loads(path.read_text())["sha256"] == sha256_of(tmp_path / "data/pretrain/transformer/model.safetensors")
 
 
 def test_fine_tuning_stops_on_a_missing_or_stale_record(tmp_path):
     pretrain, records = _pretrained(tmp_path / "pretrain"), tmp_path / "records"
     with pytest.raises(UserError, match=r"records/full.json not found; run `dvc repro` \(or `gpt1 starting-model "
-                                        r"--variant full`\)"):
+                                        r"--method full`\)"):
         check("full", "transformer", pretrain, records)
     records.mkdir()
     for name, entry in METHODS.items():

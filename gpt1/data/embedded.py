@@ -195,7 +195,7 @@ def load_lee_similarity(raw: Path) -> dict[str, list]:
     seeded like every carved split). Documents are
     shared across splits, so this measures learning the similarity of unseen *pairs* of known documents
     (transductive), not of unseen documents. Why: with 50 documents a document split leaves 30 to train on
-    and 45 test pairs (a correlation's standard error ~0.15); measured on the default, no variant then beat a
+    and 45 test pairs (a correlation's standard error ~0.15); measured on the default, no method then beat a
     constant prediction (pretrained Transformer -0.08 Pearson, random init +0.08, 3 seeds), so the task
     could not tell the models apart. The `tfidf_cosine` baseline shows what word overlap alone reaches.
     """

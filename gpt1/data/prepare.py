@@ -1,4 +1,5 @@
-"""Stage `prepare`: tasks -> fixed splits; corpus -> cleaned, deduplicated, decontaminated train/val.
+"""Data preparation: tasks -> fixed splits; corpus -> cleaned, deduplicated, decontaminated train/val (for the
+`prepare` stage).
 
 Decontamination: every sentence (of at least `text.MIN_KEY_WORDS` words) of every selected task's dev
 and test split, and of the zero-shot agreement pairs, is removed from the pretraining corpus, so

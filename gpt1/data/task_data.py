@@ -23,7 +23,8 @@ class Samples:
 
     @classmethod
     def of(cls, params) -> "Samples":
-        """From the validated params (gpt1/params/schema.py; not imported here: the config validates against this package)."""
+        """From the validated params (gpt1/params/schema.py; not imported here: the params schema validates
+        against this package)."""
         return cls(params.seed, params.finetune.max_train_examples, params.finetune.max_eval_examples)
 
 

@@ -1,4 +1,5 @@
-"""Stage `baselines`: what a model must beat, on exactly the examples the fine-tuning runs use.
+"""The baselines' scores: what a model must beat, on exactly the examples the fine-tuning runs use (for the
+`baselines` stage).
 
 - `majority`: the most frequent training label (classification, entailment, labelled similarity), the
   most frequent gold candidate index (multiple choice; ties go to the lower index), or the training

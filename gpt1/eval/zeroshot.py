@@ -1,4 +1,5 @@
-"""Stage `zeroshot`: the paper's zero-shot heuristics over the pretraining checkpoints (Figure 2, right).
+"""Zero-shot scores: the paper's heuristics over the pretraining checkpoints, their trends and figure (Figure 2,
+right; for the `zeroshot` stage).
 
 Every log-spaced checkpoint of the Transformer and of the LSTM (plus the final model) is scored on the test
 split WITHOUT fine-tuning, with the heuristics of the selected tasks (gpt1/eval/zeroshot_tasks.py says which

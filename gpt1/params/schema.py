@@ -1,4 +1,4 @@
-"""params.yaml -> typed, validated configuration.
+"""params.yaml -> typed, validated params.
 
 Every stage starts by loading params.yaml through `load_params`, with any profiles merged over it
 (`gpt1 --profile profiles/paper.yaml ...`); a misspelt key, a wrong type or an out-of-range value stops it

@@ -35,7 +35,9 @@ class StageSpec:
     # threads), the GPUs a job is given, and (pretrain) the processes torchrun launches.
     work: Work = "light"
     options: bool = False  # the module has add_arguments(parser); imported only for these, so the CLI stays cheap
-    jobs: tuple[str, ...] = ()  # the options that name one job of the stage: its dvc.yaml foreach/matrix axes, in order
+    # the options (by their argparse dests) that name one job of the stage: its dvc.yaml foreach/matrix axes in
+    # order, whatever those axes are called there
+    jobs: tuple[str, ...] = ()
     one_off: OneOff | None = None
     report: str | None = None  # the category its results/ files get in `snakemake --report`
 
@@ -56,14 +58,14 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
     "bpe": StageSpec("train GPT-1's BPE on the training corpus", work="text"),
     "tokenize": StageSpec("encode the corpus splits to memory-mappable token arrays", work="text"),
     "pretrain": StageSpec("pretrain the Transformer or the LSTM language model (resumes after interruption)",
-                          work="training", options=True, jobs=("model",), report="Pretraining"),
+                          work="training", options=True, jobs=("kind",), report="Pretraining"),
     "encode-task": StageSpec("encode one task's fine-tuning examples as BPE ids, once for all its jobs",
                              options=True, jobs=("task",)),
     "starting-model": StageSpec("record the weights a fine-tuning method starts from (path and sha256)",
-                                options=True, jobs=("variant",)),
+                                options=True, jobs=("method",)),
     "finetune": StageSpec("fine-tune one method on one task, every seed, with the paper's input transformations",
-                          work="training", options=True, jobs=("variant", "task"), one_off=OneOff(
-                              None, lambda given: layout.finetune_run(given["task"], given["variant"], given["seed"],
+                          work="training", options=True, jobs=("method", "task"), one_off=OneOff(
+                              None, lambda given: layout.finetune_run(given["task"], given["method"], given["seed"],
                                                                       layout.ONE_OFF))),
     "layer-transfer": StageSpec("fine-tune one task with only the first k pretrained blocks transferred, every k "
                                 "and seed", work="training", options=True, jobs=("task",), one_off=OneOff(

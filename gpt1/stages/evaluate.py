@@ -1,14 +1,16 @@
 """Stage `evaluate`: every test metric of every fine-tuning run and baseline in one table.
 
-Reads `results/finetune/<variant>/<task>/seed<seed>/metrics.json` for every task, variant and seed in
-params.yaml, `results/baselines.json`, and each task's spec (`data/tasks/<task>/task.json`: its primary metric). Writes
-- `results/scores.csv`: task, variant, seed, metric, value (one row per test metric per run);
+Reads `results/finetune/<method>/<task>/seed<seed>/metrics.json` for every task, method and seed in
+params.yaml (a task scored with another's models: inside that task's folder), `results/baselines.json`, and each
+task's spec (`data/tasks/<task>/task.json`: its primary metric). Writes
+- `results/scores.csv`: task, variant, seed, metric, value (one row per test metric per run; the `variant` column
+  holds the method, under the file's older name: gpt1/methods.py says why);
 - `results/scores_summary.csv`: task, variant, metric, mean, std, seeds (std: sample std, 0 for one run);
 - `results/metrics.json`: the handful of numbers `dvc exp show` declares as metrics, so that it reads at a glance:
   `average` {method: Table 5's avg column, the mean over tasks of each task's primary metric, 0-1} for every
   fine-tuning method scored on all tasks, then `full` {task: full's primary metric, mean over seeds}. Every other
   number (each metric, each seed, the baselines) stays in the two tables above, which no one declares as metrics.
-Baselines appear as variants `majority`, `tfidf_logreg` and `tfidf_cosine`; they are deterministic and listed with the
+Baselines appear as methods `majority`, `tfidf_logreg` and `tfidf_cosine`; they are deterministic and listed with the
 project seed (the one that draws the training subsample they share with fine-tuning).
 """
 
@@ -36,7 +38,7 @@ COLUMNS = ["task", "variant", "seed", "metric", "value"]
 
 
 def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
-    """One row per test metric of every baseline and every (task, variant, seed) run, in params order."""
+    """One row per test metric of every baseline and every (task, method, seed) run, in params order."""
     baselines_json = Results(results_dir).baselines
     baselines = read_json(baselines_json, "`gpt1 baselines`")
     rows = []
@@ -46,16 +48,16 @@ def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
         for name in BASELINES:
             for metric, value in baselines[task].get(name, {}).get("test", {}).items():
                 rows.append((task, name, params.seed, metric, value))
-        for variant in params.finetune.variants:
+        for method in params.finetune.variants:
             for seed in params.finetune.seeds:
-                metrics = run_metrics(finetune_run(task, variant, seed, results_dir, params.data.model_of(task)),
-                                      f"`gpt1 finetune --variant {variant}`")
-                rows += [(task, variant, seed, metric, value) for metric, value in metrics["test"].items()]
+                metrics = run_metrics(finetune_run(task, method, seed, results_dir, params.data.model_of(task)),
+                                      f"`gpt1 finetune --method {method} --task {params.data.model_of(task) or task}`")
+                rows += [(task, method, seed, metric, value) for metric, value in metrics["test"].items()]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def summarise(scores: pd.DataFrame) -> pd.DataFrame:
-    """Mean and sample std over seeds per (task, variant, metric), keeping the table's order."""
+    """Mean and sample std over seeds per (task, method, metric), keeping the table's order."""
     grouped = scores.groupby(["task", "variant", "metric"], sort=False)["value"]
     summary = grouped.agg(mean="mean", std="std", seeds="count").reset_index()
     summary["std"] = summary["std"].fillna(0.0)  # one run: no spread
@@ -70,11 +72,11 @@ def primary_rows(summary: pd.DataFrame, specs: dict[str, TaskSpec]) -> pd.DataFr
 
 
 def task_averages(primary: pd.DataFrame) -> dict[str, float]:
-    """Per variant, the mean over tasks of the `primary_rows`; only variants with a score on every task (the
+    """Per method, the mean over tasks of the `primary_rows`; only variants with a score on every task (the
     fine-tuned ones and the majority baseline), so no average is over fewer tasks than the others."""
     tasks = primary["task"].nunique()
-    return {variant: round(float(group["mean"].mean()), DIGITS)
-            for variant, group in primary.groupby("variant", sort=False) if group["task"].nunique() == tasks}
+    return {method: round(float(group["mean"].mean()), DIGITS)
+            for method, group in primary.groupby("variant", sort=False) if group["task"].nunique() == tasks}
 
 
 # The method whose per-task scores `dvc exp show` lists (Table 5's first row, the paper's model).
@@ -102,7 +104,7 @@ def run(params: Params, results_dir: Path, tasks_dir: Path) -> pd.DataFrame:
     files = Results(results_dir)
     atomic_write_text(files.scores, scores.to_csv(index=False, float_format="%.6f"))
     atomic_write_text(files.scores_summary, summary.to_csv(index=False, float_format="%.6f"))
-    specs = {task: TaskSpec.from_file(task_spec(task, tasks_dir)) for task in params.data.tasks}
+    specs = {task: TaskSpec.from_file(task_spec(task, tasks_dir)) for task in params.data.scored_tasks}
     headline = headline_metrics(summary, specs, params.finetune.variants)
     atomic_write_text(files.evaluation_metrics, json.dumps(headline, indent=2) + "\n")
     log.info("%d scores from %d runs and baselines", len(scores), scores.groupby(["task", "variant", "seed"]).ngroups)

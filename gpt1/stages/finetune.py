@@ -17,7 +17,9 @@ ONE_OFF = layout.ONE_OFF / layout.FINETUNE
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--variant", choices=list(METHODS), required=True, help="a method of gpt1/methods.py")
+    # --variant: the older name, which dvc.yaml's command keeps (gpt1/methods.py says why)
+    parser.add_argument("--method", "--variant", dest="method", choices=list(METHODS), required=True,
+                        help="a method of gpt1/methods.py")
     parser.add_argument("--task", required=True, help="a task of data.tasks (its tokens: `gpt1 encode-task`)")
     parser.add_argument("--seed", type=int, default=None,
                         help=f"run this seed only, into {ONE_OFF}/<method>/<task>/seed<S> (default: every seed of "
@@ -26,11 +28,11 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import Settings, run_seeds
+    from gpt1.train.finetune import FinetuneSettings, run_seeds
     from gpt1.train.finetune_state import job_state
     from gpt1.train.starting_weights import check
 
-    method = resolve(args.variant, params.finetune)  # once: the library is handed the method, never its name
+    method = resolve(args.method, params.finetune)  # once: the library is handed the method, never its name
     task, trained = args.task, params.data.model_of(args.task)
     if trained is not None:
         raise UserError(f"--task {task} is scored with {trained}'s fine-tuned models, by {trained}'s job: run "
@@ -45,6 +47,6 @@ def main(args, params: Params) -> None:
     with job_state(layout.training_state(runs), f"fine-tuning into {runs}") as stop:
         # The first configured seed's weights are kept (model.safetensors, for `gpt1 predict`); a one-off run keeps
         # its own.
-        run_seeds(Settings.of(params), TaskTokens.load(layout.task_tokens(task)), method, seeds,
+        run_seeds(FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(task)), method, seeds,
                   pretrain_dir=layout.PRETRAIN, out_root=runs, keep_weights_of=seeds[:1],
                   state_root=layout.training_state(runs), stop=stop, scored_too=scored_too)

@@ -22,12 +22,12 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import Settings, run_seeds
+    from gpt1.train.finetune import FinetuneSettings, run_seeds
     from gpt1.train.finetune_state import job_state
 
     depths, seeds, root = selected_runs(args, params.analysis.layer_transfer_layers,
                                                params.analysis.layer_transfer_seeds)
-    settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
+    settings, tokens = FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(args.task))
     full = resolve(FULL, params.finetune)
     job = layout.layer_transfer_task(args.task, root)
     with job_state(layout.training_state(job), f"layer transfer into {job}") as stop:

@@ -20,7 +20,7 @@ def run(params: Params, kind: str, tokens_dir: Path = layout.TOKENS, out_dir: Pa
     from gpt1.files.atomic import atomic_write_text, exclusive_lock
     from gpt1.train import distributed  # torch: only when the stage runs
     from gpt1.train.pretrain import LOCK_FILE, Trainer
-    from gpt1.train.pretrain_settings import Settings
+    from gpt1.train.pretrain_settings import PretrainSettings
 
     out_dir = Path(out_dir or layout.pretraining_run(kind))
     metrics_dir = Path(metrics_dir or layout.pretraining_metrics(kind))
@@ -29,7 +29,8 @@ def run(params: Params, kind: str, tokens_dir: Path = layout.TOKENS, out_dir: Pa
     lock = exclusive_lock(out_dir / LOCK_FILE, f"pretraining into {out_dir}") if runtime.is_main else nullcontext()
     try:
         with lock:
-            result = Trainer(Settings.of(params, kind), kind, Path(tokens_dir), out_dir, metrics_dir, runtime).train()
+            settings = PretrainSettings.of(params, kind)
+            result = Trainer(settings, kind, Path(tokens_dir), out_dir, metrics_dir, runtime).train()
             if runtime.is_main:
                 headline = {kind: {"val_loss": result["val_loss"]}}
                 atomic_write_text(metrics_dir / layout.PRETRAINING_HEADLINE, json.dumps(headline, indent=4) + "\n")
@@ -39,7 +40,10 @@ def run(params: Params, kind: str, tokens_dir: Path = layout.TOKENS, out_dir: Pa
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--model", choices=KINDS, required=True)
+    # --model: the older name, which dvc.yaml's commands keep (renaming it would change the stages' hashes); params'
+    # `model` is the Transformer's size, not a kind
+    parser.add_argument("--kind", "--model", dest="kind", choices=KINDS, required=True,
+                        help="the language model to pretrain (gpt1/kinds.py)")
 
 
 def main(args, params: Params) -> None:
@@ -48,6 +52,6 @@ def main(args, params: Params) -> None:
     processes = launch.process_count(params.pretrain.processes_per_node, params.pretrain.device)
     if processes > 1 and not launch.under_launcher():
         profiles = [f"--profile={path}" for path in args.profile]
-        launch.run_processes(processes, [f"--params={args.params}", *profiles, "pretrain", f"--model={args.model}"])
+        launch.run_processes(processes, [f"--params={args.params}", *profiles, "pretrain", f"--kind={args.kind}"])
         return
-    run(params, args.model)
+    run(params, args.kind)

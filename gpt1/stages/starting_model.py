@@ -15,11 +15,13 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--variant", choices=list(METHODS), required=True, help="a method of gpt1/methods.py")
+    # --variant: the older name, which dvc.yaml's command keeps (gpt1/methods.py says why)
+    parser.add_argument("--method", "--variant", dest="method", choices=list(METHODS), required=True,
+                        help="a method of gpt1/methods.py")
 
 
 def main(args, params: Params) -> None:
-    starts_from = method(args.variant).starts_from
-    path = layout.starting_model_record(args.variant)
-    written = write_text_if_changed(path, record_text(args.variant, starts_from, layout.PRETRAIN))
+    starts_from = method(args.method).starts_from
+    path = layout.starting_model_record(args.method)
+    written = write_text_if_changed(path, record_text(args.method, starts_from, layout.PRETRAIN))
     log.info("%s: %s", path, "written" if written else "unchanged")

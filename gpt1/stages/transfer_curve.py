@@ -26,7 +26,7 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import Settings, run_seeds
+    from gpt1.train.finetune import FinetuneSettings, run_seeds
     from gpt1.train.finetune_state import job_state
 
     if PretrainSchedule.of(params.pretrain, TRANSFORMER).updates == 0:
@@ -35,7 +35,7 @@ def main(args, params: Params) -> None:
                         "e.g. `dvc repro ablation` or `snakemake results/ablation.csv`")
     steps, seeds, root = selected_runs(args, params.analysis.transfer_curve_steps,
                                               params.analysis.layer_transfer_seeds)
-    settings, tokens = Settings.of(params), TaskTokens.load(layout.task_tokens(args.task))
+    settings, tokens = FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(args.task))
     full = resolve(FULL, params.finetune)
     job = layout.transfer_curve_task(args.task, root)
     with job_state(layout.training_state(job), f"the transfer curve into {job}") as stop:

@@ -1,4 +1,5 @@
-"""Stage `tokenize`: corpus splits -> flat binary token arrays that pretraining memory-maps.
+"""Corpus encoding: corpus splits -> flat binary token arrays that pretraining memory-maps (for the `tokenize`
+stage).
 
 Documents are concatenated (GPT-1 trains on contiguous text), separated by GPT-1's line-break token.
 """

@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 # --- the stage ------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Settings:
+class FinetuneSettings:
     """What fine-tuning reads from params.yaml: the `finetune` section, the size of a fresh Transformer (`model`:
     no_pretrain starts from one, and its positions are the LSTM's context too) and the project seed the task's
     rows were sampled with (model cards say it)."""
@@ -60,7 +60,7 @@ class Settings:
     sample_seed: int
 
     @classmethod
-    def of(cls, params: Params) -> "Settings":
+    def of(cls, params: Params) -> "FinetuneSettings":
         return cls(params.finetune, params.model, params.seed)
 
 
@@ -68,7 +68,7 @@ class Settings:
 class Prepared:
     """What every seed of a task shares, loaded once per process: seeds differ in the starting model,
     dropout and batch order only, never in the examples or their tokens."""
-    settings: Settings
+    settings: FinetuneSettings
     tokens: TaskTokens
     device: torch.device
     pretrain_dir: Path
@@ -98,7 +98,7 @@ class Prepared:
         return self._encoded[n_ctx]
 
 
-def prepare(settings: Settings, tokens: TaskTokens, pretrain_dir: Path) -> Prepared:
+def prepare(settings: FinetuneSettings, tokens: TaskTokens, pretrain_dir: Path) -> Prepared:
     device = precision.resolve_device(settings.finetune.device, key="finetune.device", claim=True)
     precision.announce(device, settings.finetune.dtype, settings.finetune.device, key="finetune.device")
     return Prepared(settings=settings, tokens=tokens, pretrain_dir=Path(pretrain_dir), device=device)
@@ -235,8 +235,8 @@ def run_name(method: str, transfer_layers: int | None, pretrain_step: int | None
     return method if pretrain_step is None else f"step{pretrain_step}"
 
 
-def run_seeds(settings: Settings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *, pretrain_dir: Path,
-              out_root: Path, transfer_layers: int | None = None, keep_weights_of: Sequence[int] = (),
+def run_seeds(settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *,
+              pretrain_dir: Path, out_root: Path, transfer_layers: int | None = None, keep_weights_of: Sequence[int] = (),
               pretrain_step: int | None = None, state_root: Path | None = None,
               stop: StopRequest | None = None,
               scored_too: Sequence[tuple[TaskTokens, Path]] = ()) -> dict[int, dict[str, dict[str, float]]]:
@@ -273,8 +273,8 @@ def _scored_with(prepared: Prepared, tokens: TaskTokens) -> Prepared:
     return Prepared(settings=prepared.settings, tokens=tokens, device=prepared.device, pretrain_dir=prepared.pretrain_dir)
 
 
-def run(settings: Settings, tokens: TaskTokens, method: ResolvedMethod, seed: int, *, pretrain_dir: Path, out_dir: Path,
-        transfer_layers: int | None = None, save_weights: bool = False,
+def run(settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMethod, seed: int, *, pretrain_dir: Path,
+        out_dir: Path, transfer_layers: int | None = None, save_weights: bool = False,
         pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one (task, method, seed) into `out_dir`; returns {"dev": metrics, "test": metrics}."""
     return run_seed(prepare(settings, tokens, pretrain_dir), method, seed, Path(out_dir), transfer_layers,

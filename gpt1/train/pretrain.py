@@ -1,4 +1,5 @@
-"""Stage `pretrain`: train the Transformer or the LSTM baseline as a language model on the token corpus.
+"""Pretraining: the Transformer or the LSTM baseline trained as a language model on the token corpus (for the
+`pretrain` stage, gpt1/stages/pretrain.py).
 
 The paper's recipe: Adam (0.9, 0.999, 1e-8), linear warmup then cosine annealing to 0, global gradient-norm
 clip 1, the "modified L2" (decoupled weight decay on >= 2-D weights only: AdamW with parameter_groups),
@@ -37,7 +38,7 @@ from gpt1.train import distributed, precision
 from gpt1.train.flops import flops_per_token, gpu_peak, model_flops_utilisation
 from gpt1.files.atomic import atomic_directory, link_or_copy, remove_stale_temporaries
 from gpt1.train.batches import WindowSampler, evaluation_starts, unigram_perplexity, windows_to_batch
-from gpt1.train.pretrain_settings import Kind, Settings, batch_split, run_signature
+from gpt1.train.pretrain_settings import Kind, PretrainSettings, batch_split, run_signature
 from gpt1.train.distributed import seed_everything
 from gpt1.train.interrupt import StopRequest, Stopped
 from gpt1.train.loop import TrainingState, load_state, save_state, set_aside
@@ -77,10 +78,10 @@ def evaluate(model: LanguageModel, tokens: np.ndarray, starts: np.ndarray, lengt
     return (totals[0] / totals[1]).item()
 
 
-# ---- the stage ---------------------------------------------------------------------------------------
+# ---- the training run --------------------------------------------------------------------------------
 
 class Trainer:
-    def __init__(self, settings: Settings, kind: Kind, tokens_dir: Path, out_dir: Path, metrics_dir: Path,
+    def __init__(self, settings: PretrainSettings, kind: Kind, tokens_dir: Path, out_dir: Path, metrics_dir: Path,
                  runtime: distributed.Runtime):
         self.p, self.kind, self.runtime, self.schedule = settings.pretrain, kind, runtime, settings.schedule
         self.out_dir, self.metrics_dir = out_dir, metrics_dir

@@ -14,7 +14,7 @@ from gpt1.model.lm import LSTMConfig, TransformerConfig
 
 
 @dataclass(frozen=True)
-class Settings:
+class PretrainSettings:
     """What pretraining one model reads from params.yaml: the `pretrain` section, the model's size (the `model`
     or `lstm` section), the window length (model.n_positions, the LSTM's too) and the project seed, with the
     model's schedule resolved from them."""
@@ -25,7 +25,7 @@ class Settings:
     schedule: PretrainSchedule
 
     @classmethod
-    def of(cls, params: Params, kind: Kind) -> "Settings":
+    def of(cls, params: Params, kind: Kind) -> "PretrainSettings":
         sizes = {TRANSFORMER: params.model, LSTM: params.lstm}
         if kind not in sizes:
             raise UserError(f"unknown model kind {kind!r}; use {' or '.join(map(repr, KINDS))}")
@@ -49,7 +49,8 @@ def batch_split(p: PretrainParams, length: int, world_size: int) -> tuple[int, i
     return micro, per_process // micro
 
 
-def run_signature(settings: Settings, kind: Kind, config: TransformerConfig | LSTMConfig, train_tokens: int) -> str:
+def run_signature(settings: PretrainSettings, kind: Kind, config: TransformerConfig | LSTMConfig,
+                  train_tokens: int) -> str:
     """What a resume checkpoint must match: everything that shapes the training trajectory (not the device,
     the micro-batch split or evaluation settings), and the checkpoint schedule that staged step files follow."""
     p, schedule = settings.pretrain, settings.schedule

@@ -52,8 +52,8 @@ def _reproduce(card: RunCard) -> str:
         return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
     if card.method.name == "full" and card.transfer_layers is None:
         return f"`gpt1 transfer-curve --task {card.task} --step {card.pretrain_step} --seed {card.seed}`"
-    return (f"`gpt1.train.finetune.run(Settings.of(params), tokens, resolve({card.method.name!r}, params.finetune), "
-            f"{card.seed}, transfer_layers={card.transfer_layers}, pretrain_step={card.pretrain_step}, ...)`")
+    return (f"`gpt1.train.finetune.run(FinetuneSettings.of(params), tokens, "
+            f"resolve({card.method.name!r}, params.finetune), {card.seed}, transfer_layers={card.transfer_layers}, pretrain_step={card.pretrain_step}, ...)`")
 
 
 def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: TaskTokens) -> str:

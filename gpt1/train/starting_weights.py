@@ -27,7 +27,7 @@ def record(method: str, starts_from: str | None, pretrain_dir: Path) -> dict:
     weights = pretrained_model(starts_from, pretrain_dir)
     if not weights.is_file():
         raise UserError(f"{weights} not found: {method!r} starts from the pretrained {starts_from}; run "
-                        f"`gpt1 pretrain --model {starts_from}` first")
+                        f"`gpt1 pretrain --kind {starts_from}` first")
     return {"variant": method, "starts_from": starts_from, "weights": weights.as_posix(),
             "sha256": sha256_of(weights)}
 
@@ -40,7 +40,7 @@ def check(method: str, starts_from: str | None, pretrain_dir: Path, records_dir:
     """Stop unless `method`'s record describes the weights it is about to load: a stale record would leave
     DVC believing that the job's results belong to other weights."""
     path = starting_model_record(method, records_dir)
-    rerun = f"run `dvc repro` (or `gpt1 starting-model --variant {method}`)"
+    rerun = f"run `dvc repro` (or `gpt1 starting-model --method {method}`)"
     if not path.is_file():
         raise UserError(f"{path} not found; {rerun}")
     if path.read_text() != record_text(method, starts_from, pretrain_dir):
