@@ -61,7 +61,8 @@ def render(figures: dict) -> str:
     lines = [f"Throughput: {rate['tokens_per_second']:,.0f} tokens/s x {rate['flops_per_token'] / 1e6:,.1f} MFLOP a "
              f"token = {rate['achieved_flops'] / 1e12:,.1f} TFLOP/s achieved ({rate['setting']}; {rate['device']}, "
              f"{rate['date']}; {rate['source']}). Every time below is FLOPs / that rate, per GPU.", "",
-             f"Pretraining (each model on {_gpus(gpus)} in turn; DDP assumed to scale linearly):", pretraining, "",
+             f"Pretraining (each model on {_gpus(gpus)} in turn; DDP assumed to scale linearly"
+             f"{'' if gpus == 1 else ', on one node: torchrun --standalone'}):", pretraining, "",
              "Fine-tuning (runs: seeds, or an analysis's blocks or checkpoints x seeds; tokens: epochs x runs x the "
              "tokens of every sequence the examples make):", finetuning, "",
              f"Fine-tuning: {figures['finetuning_gpu_hours']:.3g} GPU-hours in {len(jobs)} jobs of the DAG (a finetune "
