@@ -2,7 +2,8 @@
 
 Each DAG stage is a module of gpt1/stages with `main(args, params)` and, where the stage takes options,
 `add_arguments(parser)`; it is imported only when its command runs, so `gpt1 download` never loads torch.
-The other commands (profile, benchmark, import-, export-weights, generate, predict) are tools, not stages.
+The other commands (profile, benchmark, plan, import-, export-weights, generate, predict, compare) are tools, not
+stages.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ def _benchmark(args, params) -> None:
                    device=args.device, compile=args.compile, threads=args.threads, dtype=args.dtype,
                    output=args.output, compile_mode=args.compile_mode, lm_loss=args.lm_loss,
                    reference=args.reference, deterministic=args.deterministic)
+
+
+def _plan(args, params) -> None:
+    from gpt1.commands import plan_report
+
+    plan_report.main(params, gpus=args.gpus, throughput=args.throughput, output=args.json)
 
 
 def _import_weights(args, params) -> None:
@@ -98,6 +105,8 @@ def _compare(args, params) -> None:
 TOOLS = {
     "profile": (_profile, "print the `dvc exp run -S ...` line that applies profiles (or, --yaml, the composed params)"),
     "benchmark": (_benchmark, "training throughput of our model vs transformers' OpenAIGPTLMHeadModel"),
+    "plan": (_plan, "the training work the params ask for (tokens, updates, FLOPs) and its expected GPU-hours and "
+             "wall time on N GPUs, from a measured throughput"),
     "import-weights": (_import_weights, "convert released GPT-1 weights (HF folder or OpenAI's npy files)"),
     "export-weights": (_export_weights, "write a Transformer checkpoint in transformers' or OpenAI's layout"),
     "generate": (_generate, "sample text from a language model (ours, a checkpoint, or released weights)"),
@@ -174,6 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default="auto",
                        help="autocast for both models (auto: bf16 on CUDA, fp32 on CPU)")
     bench.add_argument("--output", type=Path, default=None, help="also write the results as JSON here")
+    planner = parsers["plan"]
+    planner.add_argument("--gpus", type=int, default=1, help="GPUs to spread the work over (default: 1)")
+    planner.add_argument("--throughput", type=Path, default=None, metavar="FILE",
+                         help="a `gpt1 benchmark --output` JSON to take the FLOP rate from (default: the paper model "
+                         "measured on an H200, docs/results/gpu/)")
+    planner.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write the figures as JSON here")
     parsers["profile"].add_argument("files", type=Path, nargs="+", help="profiles, e.g. profiles/paper.yaml")
     parsers["profile"].add_argument("--yaml", action="store_true", help="print the composed parameters instead")
     importer = parsers["import-weights"]
@@ -224,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         params = None if args.stage in NO_PARAMS else load_params(args.params, args.profile)
         if args.stage in STAGES and STAGES[args.stage].one_off:
             one_off.one_off(args)  # a half-given one-off is an error before its log (named by both) is opened
-        if args.stage not in ("profile", "generate", "predict", "compare"):  # their output is the result; no log
+        if args.stage not in ("profile", "plan", "generate", "predict", "compare"):  # their output is the result; no log
             _configure_logging(args)
         if args.stage in STAGES:
             trace_if_asked(params)  # GPT1_PARAMS_TRACE set: note the params keys this stage reads

@@ -1,1 +1,1 @@
-"""The commands that are not pipeline stages: benchmark, generate, predict."""
+"""The commands that are not pipeline stages: benchmark, plan, generate, predict."""
