@@ -198,7 +198,7 @@ def test_evaluate_names_a_run_whose_metrics_were_cut_short(tasks_dir, tmp_path):
     run.mkdir(parents=True)
     (run / "metrics.json").write_text('{"dev": {"accuracy": 0.5}, "te')
     with pytest.raises(UserError, match=r"seed\d+/metrics.json is not valid JSON \(.*\); run `gpt1 finetune --method "
-                                        r"\S+` again$"):
+                                        r"\S+ --task \S+` again$"):
         evaluate.run(params, results, tasks_dir)
 
 
@@ -207,6 +207,6 @@ def test_evaluate_names_a_missing_run(tasks_dir, tmp_path):
     results = tmp_path / "results"
     baselines_stage.run(params, tasks_dir, results / "baselines.json")
     # every seed, into the stage's folder: `--seed` would write a one-off run elsewhere (results/one-off)
-    with pytest.raises(UserError, match=r"seed1/metrics.json not found; run `gpt1 finetune --method full` "
+    with pytest.raises(UserError, match=r"seed1/metrics.json not found; run `gpt1 finetune --method full --task \S+` "
                                         r"first$"):
         evaluate.run(params, results, tasks_dir)

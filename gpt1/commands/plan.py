@@ -116,11 +116,12 @@ def pretraining_rows(params, sizes, throughput: Throughput, gpus: int) -> list[d
 
 
 def finetuning_runs(params) -> list[tuple[str, str, str, int]]:
-    """(DAG job, method, task, runs) for every fine-tuning the DAG trains: a finetune job per method runs every task
-    and seed; the analyses' jobs (one per task) fine-tune `full` from fewer blocks or earlier checkpoints."""
+    """(DAG job, method, task, runs) for every fine-tuning the DAG trains: a finetune job per (method, task) runs
+    every seed; the analyses' jobs (one per task) fine-tune `full` from fewer blocks or earlier checkpoints."""
     trained, _ = trained_tasks(params)
     seeds, analysis = len(params.finetune.seeds), params.analysis
-    runs = [(f"finetune@{method}", method, task, seeds) for method in params.finetune.variants for task in trained]
+    runs = [(f"finetune@{method}-{task}", method, task, seeds) for method in params.finetune.variants
+            for task in trained]
     runs += [(f"layer_transfer@{task}", "layer_transfer", task,
               len(analysis.layer_transfer_layers) * len(analysis.layer_transfer_seeds))
              for task in analysis.layer_transfer_tasks]

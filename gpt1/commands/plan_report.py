@@ -66,7 +66,7 @@ def render(figures: dict) -> str:
              "Fine-tuning (runs: seeds, or an analysis's blocks or checkpoints x seeds; tokens: epochs x runs x the "
              "tokens of every sequence the examples make):", finetuning, "",
              f"Fine-tuning: {figures['finetuning_gpu_hours']:.3g} GPU-hours in {len(jobs)} jobs of the DAG (a finetune "
-             f"job runs every task and seed of its method). Side by side, a GPU each, on {_gpus(gpus)}: "
+             f"job runs every seed of one method on one task). Side by side, a GPU each, on {_gpus(gpus)}: "
              f"{duration(figures['finetuning_wall_hours'])}, the longest job ({longest}: "
              f"{duration(jobs[longest]) if longest else '0 s'}) or all jobs / {gpus} "
              f"({duration(figures['finetuning_gpu_hours'] / gpus)}), whichever is longer.",
@@ -80,7 +80,7 @@ def render(figures: dict) -> str:
              "and fine-tuning's short, padded batches reach less of a GPU, so their times are lower bounds",
              "- source prepared: read from data/task_tokens/<task>; estimate: the training split from upstream "
              "counts, tokens from assumed mean lengths (gpt1/commands/plan_tasks.py)"]
-    lines += [f"- {task}: scored with another task's model, trains nothing"
+    lines += [f"- {task}: scored with another task's models by its jobs, trains nothing (its scoring not counted)"
               for task in figures["scored_with_another_model"]]
     return "\n".join(lines)
 

@@ -107,9 +107,9 @@ def estimated_work(task: str, data, max_train: int | None, n_ctx: int) -> TaskWo
 
 
 def trained_tasks(params) -> tuple[list[str], list[str]]:
-    """(the tasks that train a model of their own, the tasks scored with another task's model)."""
-    borrowed = [task for task in params.data.tasks if task in TASKS and TASKS[task].spec.model_of]
-    return [task for task in params.data.tasks if task not in borrowed], borrowed
+    """(the tasks that train a model of their own: data.tasks, the tasks scored with another task's models, which
+    come with it: mnli_mm with mnli)."""
+    return list(params.data.tasks), [task for task in params.data.scored_tasks if task not in params.data.tasks]
 
 
 def task_work(task: str, params, root: Path = layout.TASK_TOKENS) -> TaskWork:
