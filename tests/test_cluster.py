@@ -185,8 +185,8 @@ LONGER_FINETUNE = {"finetune": {"seeds": [1, 2], "epochs": 30, "save_interval": 
 
 
 def test_a_finetuning_job_stopped_by_sigterm_is_retried_and_resumes_to_the_files_of_an_uninterrupted_run(tmp_path):
-    """The same for a fine-tuning job: its finished seed is kept (outside the output folder, which Snakemake deletes
-    when the job fails) and its stopped seed resumes at the saved update."""
+    """The same for a fine-tuning job (one method on one task): its finished seed is kept (outside the output folder,
+    which Snakemake deletes when the job fails) and its stopped seed resumes at the saved update."""
     project = _fresh_copy(tmp_path / "stopped")
     (project / "longer.yaml").write_text(yaml.safe_dump(LONGER_FINETUNE))
     task = yaml.safe_load((project / "params.yaml").read_text())["data"]["tasks"][0]
@@ -207,10 +207,10 @@ def test_a_finetuning_job_stopped_by_sigterm_is_retried_and_resumes_to_the_files
     watcher = threading.Thread(target=stop_the_job_once_it_trains, daemon=True)
     watcher.start()
     log = _run([str(BIN / "snakemake"), *ON_THIS_CLUSTER, "--retries", "1", "--configfile", "profiles/tiny.yaml",
-                "longer.yaml", "--", "results/finetune/full"], project)
+                "longer.yaml", "--", f"results/finetune/full/{task}"], project)
     watcher.join(timeout=5)
     assert len(signalled) == 1, "the fine-tuning job was not running when its second seed saved its state"
-    job_log = (project / "logs/finetune/full.log").read_text()
+    job_log = (project / f"logs/finetune/full/{task}.log").read_text()
     assert "its files are copied back, not trained again" in job_log, job_log[-2000:]
     assert re.search(rf"finetune {task}/full/seed2: resuming from \S+ at update \d+", job_log), job_log[-2000:]
     assert len(re.findall(r"has been submitted with SLURM jobid", log)) >= 2
@@ -221,7 +221,7 @@ def test_a_finetuning_job_stopped_by_sigterm_is_retried_and_resumes_to_the_files
     for name in ("params.yaml", "longer.yaml"):
         shutil.copy(project / name, uninterrupted / name)
     done = subprocess.run([str(BIN / "gpt1"), "--profile", "profiles/tiny.yaml", "--profile", "longer.yaml", "finetune",
-                           "--variant", "full"], cwd=uninterrupted, capture_output=True, text=True,
+                           "--method", "full", "--task", task], cwd=uninterrupted, capture_output=True, text=True,
                           env={**os.environ, **SNAKEMAKE_THREADS})
     assert done.returncode == 0, done.stderr[-2000:]
     ours, reference = (_outputs(folder) for folder in (project, uninterrupted))

@@ -37,9 +37,10 @@ def test_a_job_stopped_by_sigterm_resumes_to_the_files_of_an_uninterrupted_run(t
     assert done.returncode == 0, done.stderr[-2000:]
 
     project = finetune_project(tmp_path / "stopped", **settings)
-    state = project / layout.training_state(layout.finetune_method("full"))
-    in_progress = state / "rt_polarity" / "seed2" / RESUME_FILE  # the second seed: the first one is done
-    process = subprocess.Popen([sys.executable, "-m", "gpt1.cli", "finetune", "--variant", "full"], cwd=project,
+    state = project / layout.training_state(layout.finetune_runs("rt_polarity", "full"))
+    in_progress = state / "seed2" / RESUME_FILE  # the second seed: the first one is done
+    process = subprocess.Popen([sys.executable, "-m", "gpt1.cli", "finetune", "--method", "full", "--task",
+                                "rt_polarity"], cwd=project,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_environment())
     deadline = time.monotonic() + 120
     while not in_progress.exists() and process.poll() is None and time.monotonic() < deadline:
@@ -50,12 +51,12 @@ def test_a_job_stopped_by_sigterm_resumes_to_the_files_of_an_uninterrupted_run(t
     saved = torch.load(in_progress, map_location="cpu", weights_only=True)
     assert 1 <= saved["step"] < 18 and saved["position"] == saved["step"]
     assert f"stopped by SIGTERM after update {saved['step']} of 18" in stderr.splitlines()[-1]
-    assert (state / "rt_polarity" / "seed1" / FINISHED_RECORD).is_file()
+    assert (state / "seed1" / FINISHED_RECORD).is_file()
 
-    shutil.rmtree(project / "results" / "finetune" / "full")  # what DVC does before it runs the stage again
+    shutil.rmtree(project / "results" / "finetune" / "full" / "rt_polarity")  # as DVC does before it runs the job again
     done = run_finetune(project)
     assert done.returncode == 0, done.stderr[-2000:]
-    log = (project / "logs" / "finetune" / "full.log").read_text()
+    log = (project / "logs" / "finetune" / "full" / "rt_polarity.log").read_text()
     assert log.count("its files are copied back, not trained again") == 1  # seed 1
     assert f"finetune rt_polarity/full/seed2: resuming from {in_progress.relative_to(project)} at update " \
            f"{saved['step']}" in log

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gpt1 import layout
 from gpt1.data import paper_tasks, registry
 from gpt1.errors import UserError
 from gpt1.eval.metrics import score
@@ -36,7 +37,7 @@ def _write_runs(results: Path, tasks_dir: Path, tasks: list[str], seeds: list[in
             else:
                 correct = rng.random(ROWS) < right - 0.05 * seed
                 predicted = np.where(correct, labels, (labels + 1) % classes)
-            folder = results / "finetune" / "full" / task / f"seed{seed}"
+            folder = layout.finetune_run(task, "full", seed, results, spec.model_of)  # mnli_mm: inside mnli's
             folder.mkdir(parents=True)
             rows = [{"index": i, "label": float(g) if spec.is_regression else int(g),
                      "prediction": round(float(p), 6) if spec.is_regression else int(p)}
@@ -58,7 +59,7 @@ def test_every_registered_task_stands_beside_a_paper_result_on_a_metric_it_repor
 
 
 def test_the_paper_profile_gets_a_row_per_task_and_the_glue_mean(tmp_path):
-    tasks = read_yaml(ROOT / "profiles" / "paper.yaml")["data"]["tasks"]
+    tasks = registry.scored_tasks(read_yaml(ROOT / "profiles" / "paper.yaml")["data"]["tasks"])  # mnli brings mnli_mm
     seeds = [1, 2, 3]
     _write_runs(tmp_path / "results", tmp_path / "tasks", tasks, seeds)
     frame = run_paper_tables(tmp_path / "results", tmp_path / "tasks", tasks, seeds).set_index("task")
@@ -68,8 +69,9 @@ def test_the_paper_profile_gets_a_row_per_task_and_the_glue_mean(tmp_path):
         row = frame.loc[task]
         paper = PAPER_SCORES[row.paper_task]
         assert (row.table, row.paper, row.metric) == (paper.table, paper.value, paper.metric)
-        per_seed = [100 * json.loads((tmp_path / "results/finetune/full" / task / f"seed{seed}" /
-                                      "metrics.json").read_text())["test"][paper.metric] for seed in seeds]
+        per_seed = [100 * json.loads((layout.finetune_run(task, "full", seed, tmp_path / "results",
+                                                          registry.model_of(task)) / "metrics.json").read_text()
+                                     )["test"][paper.metric] for seed in seeds]
         assert row["mean"] == pytest.approx(np.mean(per_seed)) and row["std"] == pytest.approx(np.std(per_seed, ddof=1))
         assert row.low <= row["mean"] + 1e-9 and row["mean"] <= row.high + 1e-9 and row.low < row.high
         assert row.difference == pytest.approx(row["mean"] - paper.value)

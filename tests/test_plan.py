@@ -149,3 +149,21 @@ def test_bad_input_is_one_line(no_data, capsys, arguments, message):
     (no_data / "bench.json").write_text(json.dumps({"paper": {"gpt1": {"mfu": 0.4}}}))
     assert cli_main(["--params", str(ROOT / "params.yaml"), "plan", *arguments]) == 2
     assert capsys.readouterr().err.splitlines() == [f"gpt1 plan: error: {message}"]
+
+
+def test_docs_cluster_md_quotes_the_plan_as_the_command_prints_it(no_data, capsys):
+    """docs/cluster.md's "What a run costs" shows `gpt1 plan` for the paper profile on 1 GPU whole and the lines
+    that change on 8 and 32: each as the command prints it now, so the page cannot drift from the code. To renew
+    them, run the commands the page shows in a checkout without data/ and paste their output."""
+    page = (ROOT / "docs" / "cluster.md").read_text()
+    (no_data / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    for gpus in (1, 8, 32):
+        command = "gpt1 --profile profiles/paper.yaml plan" + ("" if gpus == 1 else f" --gpus {gpus}")
+        assert cli_main(["--profile", str(ROOT / "profiles/paper.yaml"), "plan", "--gpus", str(gpus)]) == 0
+        printed = capsys.readouterr().out.splitlines()
+        quoted = page.split(f"$ {command}\n", 1)[1].split("\n\n" if gpus == 8 else "```", 1)[0].splitlines()
+        if gpus == 1:
+            assert quoted == printed
+        else:
+            assert [line for line in quoted if line != "..."] == [line for line in printed if line in quoted], gpus
+            assert len([line for line in quoted if line != "..."]) >= 6

@@ -25,13 +25,13 @@ from gpt1.data.records import TaskSpec
 from gpt1.data.task_data import seeded_subset
 from gpt1.errors import UserError
 from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_predictions, resampled_scores
-from gpt1.layout import RESULTS, TASK_SPEC, TASKS, finetune_method, run_predictions, split_file
+from gpt1.layout import FINETUNE as FINETUNE_FOLDER, RESULTS, TASK_SPEC, TASKS, run_predictions, split_file
 from gpt1.params.files import DEFAULT_PARAMS
 
 WORKSPACE = "workspace"
 PREDICTIONS = run_predictions("test")
 TEST_SPLIT = split_file("task", "test").name  # a task's test split, as prepare names it
-FINETUNE = finetune_method("method", RESULTS).parent  # results/finetune: <method>/<task>/seed<S>/
+FINETUNE = RESULTS / FINETUNE_FOLDER  # results/finetune: <method>/<task>/seed<S>/
 AVERAGE = "avg"
 # What B − A's interval says, from Interval.verdict (above 0: "supported").
 VERDICTS = {"supported": "better", "reversed": "worse", "not supported": "no difference"}
@@ -49,9 +49,12 @@ class Side:
     def runs(self) -> dict[str, dict[str, list[Path]]]:
         """{method: {task: [seed folders]}} of the fine-tuning runs that wrote test predictions."""
         found: dict[str, dict[str, list[Path]]] = {}
-        for path in sorted((self.root / FINETUNE).glob(f"*/*/seed*/{PREDICTIONS}")):
-            method, task = path.parent.parent.parent.name, path.parent.parent.name
-            found.setdefault(method, {}).setdefault(task, []).append(path.parent)
+        # <method>/<task>/seed<S>, and a task scored with another's models inside that task's folder
+        # (<method>/mnli/mnli_mm/seed<S>)
+        for pattern in (f"*/*/seed*/{PREDICTIONS}", f"*/*/*/seed*/{PREDICTIONS}"):
+            for path in sorted((self.root / FINETUNE).glob(pattern)):
+                task, method = path.parent.parent.name, path.relative_to(self.root / FINETUNE).parts[0]
+                found.setdefault(method, {}).setdefault(task, []).append(path.parent)
         if not found:
             raise UserError(f"{self.name} has no fine-tuning runs ({FINETUNE}/<method>/<task>/seed<S>/{PREDICTIONS}): "
                             "the finetune stage makes them (`dvc exp run`, or `dvc repro finetune` in the workspace)")
@@ -67,9 +70,12 @@ class Side:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
 
     def order(self) -> tuple[list[str], list[str]]:
-        """(methods, tasks) in the order of the side's finetune.variants and data.tasks: Table 5's."""
+        """(methods, tasks) in the order of the side's finetune.variants and data.tasks, each task followed by those
+        scored with its models: Table 5's."""
+        from gpt1.data.registry import scored_tasks
+
         raw = self.params()
-        return list(raw["finetune"]["variants"]), list(raw["data"]["tasks"])
+        return list(raw["finetune"]["variants"]), list(dict.fromkeys(scored_tasks(list(raw["data"]["tasks"]))))
 
     def spec(self, task: str) -> TaskSpec:
         return TaskSpec.from_file(self._task_file(task, TASK_SPEC))

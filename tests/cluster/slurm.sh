@@ -413,13 +413,24 @@ link_node_config() {
     STEP="link $NODE_CONFIG"
     [[ ! -e /etc/slurm/slurm.conf ]] ||
         fail "$STEP" "/etc/slurm/slurm.conf exists: srun inside a Snakemake job would read it (the jobstep executor drops SLURM_CONF); run the cluster tests on a machine without a SLURM of its own"
-    if [[ -L $NODE_CONFIG && ! -e $NODE_CONFIG ]]; then
-        rm -f "$NODE_CONFIG"  # left by a cluster of this script whose STATE_DIR is gone
+    if [[ -L $NODE_CONFIG ]] && { [[ ! -e $NODE_CONFIG ]] || left_by_a_stopped_cluster; }; then
+        rm -f "$NODE_CONFIG"  # left by a cluster of this script that is gone or no longer runs (killed before `stop`)
     fi
     [[ ! -e $NODE_CONFIG ]] ||
         fail "$STEP" "$NODE_CONFIG exists ($(readlink "$NODE_CONFIG" || echo 'not a link')): another cluster's client config; stop that cluster first"
     mkdir -p "$(dirname "$NODE_CONFIG")"
     ln -s "$STATE" "$NODE_CONFIG"
+}
+
+# Whether the node's link points into a STATE_DIR this script made whose daemons all are dead: the link of a run
+# that was killed before its `stop` (a live cluster's link is never taken).
+left_by_a_stopped_cluster() {
+    local target d
+    target=$(readlink "$NODE_CONFIG") || return 1
+    [[ $target == /* && -e $target/.made-by-slurm.sh ]] || return 1
+    for d in munged slurmctld slurmd; do
+        [[ -z $(STATE=$target our_pid "$d") ]] || return 1
+    done
 }
 
 unlink_node_config() {
