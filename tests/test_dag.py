@@ -53,26 +53,24 @@ def test_our_resolution_is_dvcs(profile, tmp_path):
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_output_dvc_declares_is_one_gpt1_layout_builds(profile):
-    """dvc.yaml spells the outputs for DVC; the stages write them where gpt1/layout.py says: the two agree, whole."""
+    """dvc.yaml spells the outputs for DVC; the stages write them where gpt1/layout.py says, and each row of the stage
+    table names its stage's outputs from there: stage by stage, the two agree, whole."""
     from gpt1 import layout
+    from gpt1.pipeline.stage_table import STAGES, command_of, module_name
 
     params = composed(profile)
-    data, analysis, files = params["data"], params["analysis"], layout.Results()
-    built = [layout.user_files_record(setting) for setting in ("local_paths", "user_data", "import_from", "init_from")]
-    built += [layout.RAW, layout.TASKS, layout.CORPUS, layout.BPE, layout.TOKENS]
-    built += [layout.task_tokens(task) for task in data["tasks"]]
-    for kind in ("transformer", "lstm"):  # DVCLive names its files under the metrics folder
-        metrics = layout.pretraining_metrics(kind)
-        built += [layout.pretrained_model(kind), layout.pretraining_checkpoints(kind), metrics / "metrics.json",
-                  layout.pretraining_headline(kind), metrics / "plots" / "metrics"]
-    built += [layout.starting_model_record(method) for method in params["finetune"]["variants"]]
-    built += [layout.finetune_runs(task, method) for method in params["finetune"]["variants"] for task in data["tasks"]]
-    built += [layout.layer_transfer_task(task) for task in analysis["layer_transfer_tasks"]]
-    built += [layout.transfer_curve_task(task) for task in analysis["transfer_curve_tasks"]]
-    built += [getattr(files, name) for name, value in vars(layout.Results).items() if isinstance(value, property)]
+    data = params["data"]
     stages = dag.resolve(ROOT / "dvc.yaml", params)
-    declared = [out for stage in stages for out in stage.outs]
-    assert sorted(declared) == sorted(map(str, built))
+    declared = {module_name(command): set() for command in STAGES}
+    for stage in stages:
+        declared.setdefault(stage.declared, set()).update(stage.outs)
+    for name, outs in declared.items():
+        spec = STAGES.get(command_of(name))
+        built = {str(path) for path in spec.outputs(params)} if spec else set()
+        unnamed, undeclared = sorted(outs - built), sorted(built - outs)
+        assert not unnamed, (f"stage '{name}' ({profile}): dvc.yaml declares {unnamed}, which its row in "
+                             "gpt1/pipeline/stage_table.py does not name (`outputs`, built with gpt1/layout.py)")
+        assert not undeclared, f"stage '{name}' ({profile}): its row names {undeclared}, which dvc.yaml does not declare"
     for stage in stages:  # a fine-tuning job reads its own task's tokens and its own method's weights (by record);
         if stage.name.startswith("finetune@"):  # a layer-transfer or curve job its own task's tokens
             method, task = next((method, task) for method in params["finetune"]["variants"] for task in data["tasks"]
@@ -214,8 +212,19 @@ def test_results_are_computed_here_never_taken_from_a_commit_yet_can_be_committe
 def test_snakemake_gives_every_core_to_the_jobs_that_use_them():
     """Training (torch threads) and the text stages (worker processes) use every core: Snakemake must not run
     another job beside them, or both crawl."""
-    busy = {template.name for template in dag.templates(ROOT / "dvc.yaml", composed("default")) if template.spec.uses_every_core}
-    assert busy == {"prepare", "bpe", "tokenize", "pretrain", "finetune", "layer_transfer", "transfer_curve"}
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import OutputSettings, Quietness, ResourceSettings
+
+    cores = 3
+    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+        rules = api.workflow(resource_settings=ResourceSettings(cores=cores), snakefile=ROOT / "workflow" / "Snakefile",
+                             workdir=ROOT)._workflow.rules
+        threads = {rule.name: getattr(rule.resources["_cores"], "value", rule.resources["_cores"]) for rule in rules}
+    for template in dag.templates(ROOT / "dvc.yaml", composed("default")):
+        expected = cores if template.spec.uses_every_core else 1
+        assert threads[template.name] == expected, (f"rule {template.name} ({template.spec.work} work) runs with "
+                                                    f"{threads[template.name]} threads, not {expected}")
+    assert {1, cores} <= set(threads.values())  # some rules of each kind, so the check compares something
 
 
 def test_the_committed_lock_records_only_stages_dvc_yaml_declares():
@@ -284,7 +293,8 @@ def test_a_new_stage_is_a_module_a_table_row_and_a_dvc_yaml_entry(tmp_path):
     table.write_text(table.read_text().replace(
         "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n",
         "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n"
-        '    "word-count": StageSpec("count words", work="text", report="Corpus"),\n'))
+        '    "word-count": StageSpec("count words", work="text", report="Corpus",\n'
+        '                            outputs=lambda params: [layout.RESULTS / "word_count.txt"]),\n'))
     declared = yaml.safe_load((tmp_path / "dvc.yaml").read_text())
     declared["stages"]["word_count"] = {"cmd": "gpt1 word-count", "deps": ["gpt1/stages/word_count.py"],
                                         "params": ["seed"], "outs": [{"results/word_count.txt": {"cache": False}}]}
