@@ -258,12 +258,16 @@ def test_the_table5_plot_reads_columns_the_ablation_table_has():
     assert (ROOT / "docs/results/ablation.csv").read_text().splitlines()[0].startswith("method,avg,")
 
 
-def test_the_readme_draws_the_dag_dvc_yaml_declares():
-    """The README's Mermaid drawing is generated from dvc.yaml (`dag.drawing`): an added stage or dependency that
-    the drawing lacks fails here. To redraw: print(dag.drawing(dag.resolve("dvc.yaml", params)))."""
-    readme = (ROOT / "README.md").read_text()
-    drawn = readme.split("```mermaid\n", 1)[1].split("```", 1)[0]
-    assert drawn == dag.drawing(dag.resolve(ROOT / "dvc.yaml", composed("default")))
+@pytest.mark.parametrize("page", ["README.md", "docs/pipeline.md"])
+def test_the_generated_docs_are_what_dvc_yaml_and_the_stage_table_give(page):
+    """The README's Mermaid drawing of the DAG (`dag.drawing`) and docs/pipeline.md's table of stages
+    (`dag.stage_table_markdown`) are generated from dvc.yaml and gpt1/pipeline/stage_table.py: a stage, dependency,
+    output or help text that the page lacks fails here."""
+    from gpt1.pipeline import generated_docs
+
+    markers, part = generated_docs.generated(ROOT)[ROOT / page]
+    written = generated_docs.split((ROOT / page).read_text(encoding="utf-8"), markers)[1]
+    assert written == part, f"{page} is stale: run `{generated_docs.REGENERATE}`"
 
 
 def test_every_dvc_stage_has_one_row_in_the_stage_table_and_each_row_a_stage():
