@@ -279,7 +279,8 @@ def test_every_dvc_stage_has_one_row_in_the_stage_table_and_each_row_a_stage():
 
 def test_a_new_stage_is_a_module_a_table_row_and_a_dvc_yaml_entry(tmp_path):
     """In a copy of the project, a stage added with only its module, its row in gpt1/pipeline/stage_table.py and its dvc.yaml
-    entry runs through the CLI (with its own log) and is planned by Snakemake with its log and threads."""
+    entry runs through the CLI (with its own log) and is planned by Snakemake with its log and threads. Its name is
+    one no real stage would take, so the copy gains a stage rather than replacing one."""
     import subprocess
     import sys
 
@@ -287,29 +288,31 @@ def test_a_new_stage_is_a_module_a_table_row_and_a_dvc_yaml_entry(tmp_path):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("params.yaml", "dvc.yaml"):
         shutil.copy(ROOT / name, tmp_path / name)
-    (tmp_path / "gpt1/stages/word_count.py").write_text(
-        '"""Stage `word-count`: the corpus\'s words."""\n\n'
+    (tmp_path / "gpt1/stages/example_stage.py").write_text(
+        '"""Stage `example-stage`: the project seed."""\n\n'
         "from pathlib import Path\n\n\n"
         "def main(args, params) -> None:\n"
         "    Path('results').mkdir(exist_ok=True)\n"
-        "    Path('results/word_count.txt').write_text(str(params.seed))\n")
+        "    Path('results/example_stage.txt').write_text(str(params.seed))\n")
     table = tmp_path / "gpt1/pipeline/stage_table.py"
     table.write_text(table.read_text().replace(
         "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n",
         "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n"
-        '    "word-count": StageSpec("count words", work="text", report="Corpus",\n'
-        '                            outputs=lambda params: [layout.RESULTS / "word_count.txt"]),\n'))
+        '    "example-stage": StageSpec("write the seed", work="text", report="Corpus",\n'
+        '                               outputs=lambda params: [layout.RESULTS / "example_stage.txt"]),\n'))
     declared = yaml.safe_load((tmp_path / "dvc.yaml").read_text())
-    declared["stages"]["word_count"] = {"cmd": "gpt1 word-count", "deps": ["gpt1/stages/word_count.py"],
-                                        "params": ["seed"], "outs": [{"results/word_count.txt": {"cache": False}}]}
+    declared["stages"]["example_stage"] = {"cmd": "gpt1 example-stage", "deps": ["gpt1/stages/example_stage.py"],
+                                           "params": ["seed"],
+                                           "outs": [{"results/example_stage.txt": {"cache": False}}]}
     (tmp_path / "dvc.yaml").write_text(yaml.safe_dump(declared, sort_keys=False))
     environment = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
-    plan = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "3", "results/word_count.txt"],
+    plan = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "3", "results/example_stage.txt"],
                           cwd=tmp_path, env=environment, capture_output=True, text=True)
     assert plan.returncode == 0, plan.stderr + plan.stdout
-    assert "rule word_count:" in plan.stdout and "log: logs/word-count.log" in plan.stdout
+    assert "rule example_stage:" in plan.stdout and "log: logs/example-stage.log" in plan.stdout
     assert "threads: 3" in plan.stdout  # text work: every core
-    run = subprocess.run([sys.executable, "-m", "gpt1.cli", "word-count"], cwd=tmp_path, env=environment,
+    run = subprocess.run([sys.executable, "-m", "gpt1.cli", "example-stage"], cwd=tmp_path, env=environment,
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert (tmp_path / "results/word_count.txt").read_text() == "1234" and (tmp_path / "logs/word-count.log").is_file()
+    assert (tmp_path / "results/example_stage.txt").read_text() == "1234"
+    assert (tmp_path / "logs/example-stage.log").is_file()
