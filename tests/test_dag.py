@@ -53,26 +53,24 @@ def test_our_resolution_is_dvcs(profile, tmp_path):
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_output_dvc_declares_is_one_gpt1_layout_builds(profile):
-    """dvc.yaml spells the outputs for DVC; the stages write them where gpt1/layout.py says: the two agree, whole."""
+    """dvc.yaml spells the outputs for DVC; the stages write them where gpt1/layout.py says, and each row of the stage
+    table names its stage's outputs from there: stage by stage, the two agree, whole."""
     from gpt1 import layout
+    from gpt1.pipeline.stage_table import STAGES, command_of, module_name
 
     params = composed(profile)
-    data, analysis, files = params["data"], params["analysis"], layout.Results()
-    built = [layout.user_files_record(setting) for setting in ("local_paths", "user_data", "import_from", "init_from")]
-    built += [layout.RAW, layout.TASKS, layout.CORPUS, layout.BPE, layout.TOKENS]
-    built += [layout.task_tokens(task) for task in data["tasks"]]
-    for kind in ("transformer", "lstm"):  # DVCLive names its files under the metrics folder
-        metrics = layout.pretraining_metrics(kind)
-        built += [layout.pretrained_model(kind), layout.pretraining_checkpoints(kind), metrics / "metrics.json",
-                  layout.pretraining_headline(kind), metrics / "plots" / "metrics"]
-    built += [layout.starting_model_record(method) for method in params["finetune"]["variants"]]
-    built += [layout.finetune_runs(task, method) for method in params["finetune"]["variants"] for task in data["tasks"]]
-    built += [layout.layer_transfer_task(task) for task in analysis["layer_transfer_tasks"]]
-    built += [layout.transfer_curve_task(task) for task in analysis["transfer_curve_tasks"]]
-    built += [getattr(files, name) for name, value in vars(layout.Results).items() if isinstance(value, property)]
+    data = params["data"]
     stages = dag.resolve(ROOT / "dvc.yaml", params)
-    declared = [out for stage in stages for out in stage.outs]
-    assert sorted(declared) == sorted(map(str, built))
+    declared = {module_name(command): set() for command in STAGES}
+    for stage in stages:
+        declared.setdefault(stage.declared, set()).update(stage.outs)
+    for name, outs in declared.items():
+        spec = STAGES.get(command_of(name))
+        built = {str(path) for path in spec.outputs(params)} if spec else set()
+        unnamed, undeclared = sorted(outs - built), sorted(built - outs)
+        assert not unnamed, (f"stage '{name}' ({profile}): dvc.yaml declares {unnamed}, which its row in "
+                             "gpt1/pipeline/stage_table.py does not name (`outputs`, built with gpt1/layout.py)")
+        assert not undeclared, f"stage '{name}' ({profile}): its row names {undeclared}, which dvc.yaml does not declare"
     for stage in stages:  # a fine-tuning job reads its own task's tokens and its own method's weights (by record);
         if stage.name.startswith("finetune@"):  # a layer-transfer or curve job its own task's tokens
             method, task = next((method, task) for method in params["finetune"]["variants"] for task in data["tasks"]
@@ -214,8 +212,19 @@ def test_results_are_computed_here_never_taken_from_a_commit_yet_can_be_committe
 def test_snakemake_gives_every_core_to_the_jobs_that_use_them():
     """Training (torch threads) and the text stages (worker processes) use every core: Snakemake must not run
     another job beside them, or both crawl."""
-    busy = {template.name for template in dag.templates(ROOT / "dvc.yaml", composed("default")) if template.spec.uses_every_core}
-    assert busy == {"prepare", "bpe", "tokenize", "pretrain", "finetune", "layer_transfer", "transfer_curve"}
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import OutputSettings, Quietness, ResourceSettings
+
+    cores = 3
+    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+        rules = api.workflow(resource_settings=ResourceSettings(cores=cores), snakefile=ROOT / "workflow" / "Snakefile",
+                             workdir=ROOT)._workflow.rules
+        threads = {rule.name: getattr(rule.resources["_cores"], "value", rule.resources["_cores"]) for rule in rules}
+    for template in dag.templates(ROOT / "dvc.yaml", composed("default")):
+        expected = cores if template.spec.uses_every_core else 1
+        assert threads[template.name] == expected, (f"rule {template.name} ({template.spec.work} work) runs with "
+                                                    f"{threads[template.name]} threads, not {expected}")
+    assert {1, cores} <= set(threads.values())  # some rules of each kind, so the check compares something
 
 
 def test_the_committed_lock_records_only_stages_dvc_yaml_declares():
@@ -249,12 +258,16 @@ def test_the_table5_plot_reads_columns_the_ablation_table_has():
     assert (ROOT / "docs/results/ablation.csv").read_text().splitlines()[0].startswith("method,avg,")
 
 
-def test_the_readme_draws_the_dag_dvc_yaml_declares():
-    """The README's Mermaid drawing is generated from dvc.yaml (`dag.drawing`): an added stage or dependency that
-    the drawing lacks fails here. To redraw: print(dag.drawing(dag.resolve("dvc.yaml", params)))."""
-    readme = (ROOT / "README.md").read_text()
-    drawn = readme.split("```mermaid\n", 1)[1].split("```", 1)[0]
-    assert drawn == dag.drawing(dag.resolve(ROOT / "dvc.yaml", composed("default")))
+@pytest.mark.parametrize("page", ["README.md", "docs/pipeline.md"])
+def test_the_generated_docs_are_what_dvc_yaml_and_the_stage_table_give(page):
+    """The README's Mermaid drawing of the DAG (`dag.drawing`) and docs/pipeline.md's table of stages
+    (`dag.stage_table_markdown`) are generated from dvc.yaml and gpt1/pipeline/stage_table.py: a stage, dependency,
+    output or help text that the page lacks fails here."""
+    from gpt1.pipeline import generated_docs
+
+    markers, part = generated_docs.generated(ROOT)[ROOT / page]
+    written = generated_docs.split((ROOT / page).read_text(encoding="utf-8"), markers)[1]
+    assert written == part, f"{page} is stale: run `{generated_docs.REGENERATE}`"
 
 
 def test_every_dvc_stage_has_one_row_in_the_stage_table_and_each_row_a_stage():
@@ -266,7 +279,8 @@ def test_every_dvc_stage_has_one_row_in_the_stage_table_and_each_row_a_stage():
 
 def test_a_new_stage_is_a_module_a_table_row_and_a_dvc_yaml_entry(tmp_path):
     """In a copy of the project, a stage added with only its module, its row in gpt1/pipeline/stage_table.py and its dvc.yaml
-    entry runs through the CLI (with its own log) and is planned by Snakemake with its log and threads."""
+    entry runs through the CLI (with its own log) and is planned by Snakemake with its log and threads. Its name is
+    one no real stage would take, so the copy gains a stage rather than replacing one."""
     import subprocess
     import sys
 
@@ -274,28 +288,31 @@ def test_a_new_stage_is_a_module_a_table_row_and_a_dvc_yaml_entry(tmp_path):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("params.yaml", "dvc.yaml"):
         shutil.copy(ROOT / name, tmp_path / name)
-    (tmp_path / "gpt1/stages/word_count.py").write_text(
-        '"""Stage `word-count`: the corpus\'s words."""\n\n'
+    (tmp_path / "gpt1/stages/example_stage.py").write_text(
+        '"""Stage `example-stage`: the project seed."""\n\n'
         "from pathlib import Path\n\n\n"
         "def main(args, params) -> None:\n"
         "    Path('results').mkdir(exist_ok=True)\n"
-        "    Path('results/word_count.txt').write_text(str(params.seed))\n")
+        "    Path('results/example_stage.txt').write_text(str(params.seed))\n")
     table = tmp_path / "gpt1/pipeline/stage_table.py"
     table.write_text(table.read_text().replace(
         "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n",
         "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n"
-        '    "word-count": StageSpec("count words", work="text", report="Corpus"),\n'))
+        '    "example-stage": StageSpec("write the seed", work="text", report="Corpus",\n'
+        '                               outputs=lambda params: [layout.RESULTS / "example_stage.txt"]),\n'))
     declared = yaml.safe_load((tmp_path / "dvc.yaml").read_text())
-    declared["stages"]["word_count"] = {"cmd": "gpt1 word-count", "deps": ["gpt1/stages/word_count.py"],
-                                        "params": ["seed"], "outs": [{"results/word_count.txt": {"cache": False}}]}
+    declared["stages"]["example_stage"] = {"cmd": "gpt1 example-stage", "deps": ["gpt1/stages/example_stage.py"],
+                                           "params": ["seed"],
+                                           "outs": [{"results/example_stage.txt": {"cache": False}}]}
     (tmp_path / "dvc.yaml").write_text(yaml.safe_dump(declared, sort_keys=False))
     environment = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
-    plan = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "3", "results/word_count.txt"],
+    plan = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "3", "results/example_stage.txt"],
                           cwd=tmp_path, env=environment, capture_output=True, text=True)
     assert plan.returncode == 0, plan.stderr + plan.stdout
-    assert "rule word_count:" in plan.stdout and "log: logs/word-count.log" in plan.stdout
+    assert "rule example_stage:" in plan.stdout and "log: logs/example-stage.log" in plan.stdout
     assert "threads: 3" in plan.stdout  # text work: every core
-    run = subprocess.run([sys.executable, "-m", "gpt1.cli", "word-count"], cwd=tmp_path, env=environment,
+    run = subprocess.run([sys.executable, "-m", "gpt1.cli", "example-stage"], cwd=tmp_path, env=environment,
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert (tmp_path / "results/word_count.txt").read_text() == "1234" and (tmp_path / "logs/word-count.log").is_file()
+    assert (tmp_path / "results/example_stage.txt").read_text() == "1234"
+    assert (tmp_path / "logs/example-stage.log").is_file()

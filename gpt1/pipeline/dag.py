@@ -135,6 +135,7 @@ class Template:
 
     name: str
     command: str
+    deps: tuple[str, ...]
     outs: tuple[str, ...]
     kept: tuple[str, ...]  # the outputs declared `persist: true` (Stage.kept)
     param_names: tuple[str, ...]  # the same for every instance (e.g. pretrain's `${item}` -> "item")
@@ -185,7 +186,7 @@ def templates(dvc_yaml: Path | str, params: dict) -> list[Template]:
             command = command.replace(f"{{{wildcard}}}", f"{{wildcards.{wildcard}}}")
         instances = dict(_instances(name, body, params))
         param_names = tuple(re.sub(r"\W", "_", key.replace(".", "__")).strip("_") for key in pattern.params)
-        result.append(Template(name, command, pattern.outs, pattern.kept, param_names, wildcards, instances))
+        result.append(Template(name, command, pattern.deps, pattern.outs, pattern.kept, param_names, wildcards, instances))
     return result
 
 
@@ -210,4 +211,36 @@ def drawing(stages: list[Stage]) -> str:
     lines = ["flowchart LR"]
     lines += [f'  {name}["{name} ({count})"]' for name, count in jobs.items() if count > 1]
     lines += [f"  {upstream} --> {downstream}" for upstream, downstream in stage_edges(stages)]
+    return "\n".join(lines) + "\n"
+
+
+def _listed(paths: list[str]) -> str:
+    """Paths as the stage table lists them, in code, a folder with its trailing slash. A file in the folder of the file
+    before it is named from there (`results/scores.csv`, `scores_summary.csv`), so a row stays short; a folder is
+    always named whole, never read as one inside another."""
+    shown, folder = [], None
+    for path in paths:
+        if is_folder(path):
+            shown.append(f"`{path}/`")
+            folder = None
+        elif folder and path.startswith(folder):
+            shown.append(f"`{path.removeprefix(folder)}`")
+        else:
+            shown.append(f"`{path}`")
+            folder = str(Path(path).parent) + "/"
+    return ", ".join(shown) or "—"
+
+
+def stage_table_markdown(templates: list[Template]) -> str:
+    """docs/pipeline.md's table of stages: each declared stage once, with its number of jobs for the params given
+    (and the wildcards that name them), its command, what it does (its help in gpt1/pipeline/stage_table.py) and the
+    data/ and results/ paths it reads and writes (tests/test_dag.py keeps the page equal to this, for the default)."""
+    lines = ["| stage | jobs | command | what it does | reads | writes |", "|---|---|---|---|---|---|"]
+    for template in templates:
+        jobs = f"{len(template.instances)} ({' × '.join(template.wildcards)})" if template.wildcards else "1"
+        command = template.command.replace("{wildcards.", "{")
+        reads = _listed([dep for dep in template.deps if dep.startswith(("data/", "results/"))])
+        writes = _listed(list(template.outs))
+        help_text = template.spec.help.replace("|", "\\|").replace("*", "\\*")
+        lines.append(f"| {template.name} | {jobs} | `{command}` | {help_text} | {reads} | {writes} |")
     return "\n".join(lines) + "\n"

@@ -3,7 +3,9 @@ logs, the report and a cluster read it here.
 
 A stage is a module of gpt1/stages named as its command (`encode-task` -> gpt1/stages/encode_task.py, which is
 also dvc.yaml's stage name) with `main(args, params)`, a row below, and its dvc.yaml entry (its command, files and
-params: what DVC needs and reads itself). No stage imports this table, so editing a row re-runs nothing.
+params: what DVC needs and reads itself). A row names the stage's outputs from gpt1/layout.py, over the same params
+as its dvc.yaml entry, so tests/test_dag.py checks that the paths dvc.yaml spells are the ones the stages write.
+No stage imports this table, so editing a row re-runs nothing.
 """
 
 from __future__ import annotations
@@ -13,9 +15,32 @@ from pathlib import Path
 from typing import Callable, Literal
 
 from gpt1 import layout
+from gpt1.kinds import KINDS
 from gpt1.layout import LOGS
 
 Work = Literal["light", "text", "training"]
+# Every path a stage's dvc.yaml entry declares (outs, metrics, plots; all its jobs together), built with
+# gpt1/layout.py from the composed params (a dict, as params.yaml and the profiles give it).
+Outputs = Callable[[dict], list[Path]]
+RESULT_FILES = layout.Results()
+
+
+def _no_outputs(params: dict) -> list[Path]:
+    return []
+
+
+def methods(params: dict) -> list[str]:
+    return params["finetune"]["variants"]
+
+
+def tasks(params: dict) -> list[str]:
+    return params["data"]["tasks"]
+
+
+def pretraining_outputs(kind: str) -> list[Path]:
+    metrics = layout.pretraining_metrics(kind)  # DVCLive names its files inside this folder
+    return [layout.pretrained_model(kind), layout.pretraining_checkpoints(kind), metrics / "metrics.json",
+            layout.pretraining_headline(kind), metrics / "plots" / "metrics"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +65,7 @@ class StageSpec:
     jobs: tuple[str, ...] = ()
     one_off: OneOff | None = None
     report: str | None = None  # the category its results/ files get in `snakemake --report`
+    outputs: Outputs = _no_outputs
 
     @property
     def trains(self) -> bool:
@@ -52,39 +78,65 @@ class StageSpec:
 
 STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
     "user-files": StageSpec("fingerprint the files behind params' paths (local_paths, user_tasks, user_corpus, "
-                            "import_from, init_from)"),
-    "download": StageSpec("fetch the corpus and task files (sha256-pinned, cached)"),
-    "prepare": StageSpec("clean, deduplicate, decontaminate and split the corpus; split the tasks", work="text"),
-    "bpe": StageSpec("train GPT-1's BPE on the training corpus", work="text"),
-    "tokenize": StageSpec("encode the corpus splits to memory-mappable token arrays", work="text"),
+                            "import_from, init_from)", outputs=lambda params: [
+                                layout.user_files_record(setting)
+                                for setting in ("local_paths", "user_data", "import_from", "init_from")]),
+    "download": StageSpec("fetch the corpus and task files (sha256-pinned, cached)",
+                          outputs=lambda params: [layout.RAW]),
+    "prepare": StageSpec("clean, deduplicate, decontaminate and split the corpus; split the tasks", work="text",
+                         outputs=lambda params: [layout.TASKS, layout.CORPUS]),
+    "bpe": StageSpec("train GPT-1's BPE on the training corpus", work="text", outputs=lambda params: [layout.BPE]),
+    "tokenize": StageSpec("encode the corpus splits to memory-mappable token arrays", work="text",
+                          outputs=lambda params: [layout.TOKENS]),
     "pretrain": StageSpec("pretrain the Transformer or the LSTM language model (resumes after interruption)",
-                          work="training", options=True, jobs=("kind",), report="Pretraining"),
+                          work="training", options=True, jobs=("kind",), report="Pretraining",
+                          outputs=lambda params: [path for kind in KINDS for path in pretraining_outputs(kind)]),
     "encode-task": StageSpec("encode one task's fine-tuning examples as BPE ids, once for all its jobs",
-                             options=True, jobs=("task",)),
+                             options=True, jobs=("task",),
+                             outputs=lambda params: [layout.task_tokens(task) for task in tasks(params)]),
     "starting-model": StageSpec("record the weights a fine-tuning method starts from (path and sha256)",
-                                options=True, jobs=("method",)),
+                                options=True, jobs=("method",), outputs=lambda params: [
+                                    layout.starting_model_record(method) for method in methods(params)]),
     "finetune": StageSpec("fine-tune one method on one task, every seed, with the paper's input transformations",
                           work="training", options=True, jobs=("method", "task"), one_off=OneOff(
                               None, lambda given: layout.finetune_run(given["task"], given["method"], given["seed"],
-                                                                      layout.ONE_OFF))),
+                                                                      layout.ONE_OFF)),
+                          outputs=lambda params: [layout.finetune_runs(task, method) for method in methods(params)
+                                                  for task in tasks(params)]),
     "layer-transfer": StageSpec("fine-tune one task with only the first k pretrained blocks transferred, every k "
                                 "and seed", work="training", options=True, jobs=("task",), one_off=OneOff(
                                     "layers", lambda given: layout.layer_transfer_run(
-                                        given["task"], given["layers"], given["seed"], layout.ONE_OFF))),
+                                        given["task"], given["layers"], given["seed"], layout.ONE_OFF)),
+                                outputs=lambda params: [layout.layer_transfer_task(task)
+                                                        for task in params["analysis"]["layer_transfer_tasks"]]),
     "transfer-curve": StageSpec("fine-tune one task's full from pretraining checkpoints (transfer over "
                                 "pretraining), every checkpoint and seed", work="training", options=True, jobs=("task",),
                                 one_off=OneOff("step", lambda given: layout.transfer_curve_run(
-                                    given["task"], given["step"], given["seed"], layout.ONE_OFF))),
-    "baselines": StageSpec("majority-class and TF-IDF + logistic regression baselines"),
+                                    given["task"], given["step"], given["seed"], layout.ONE_OFF)),
+                                outputs=lambda params: [layout.transfer_curve_task(task)
+                                                        for task in params["analysis"]["transfer_curve_tasks"]]),
+    "baselines": StageSpec("majority-class and TF-IDF + logistic regression baselines",
+                           outputs=lambda params: [RESULT_FILES.baselines]),
     "evaluate": StageSpec("gather every test metric into results/scores*.csv; the headline into results/metrics.json",
-                          report="Table 5"),
-    "zeroshot": StageSpec("zero-shot heuristics over the pretraining checkpoints (Figure 2, right)", report="Figure 2"),
-    "ablation": StageSpec("Table 5 and full vs the baselines: results/ablation*.csv, ablation.md", report="Table 5"),
-    "layer-figure": StageSpec("Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png", report="Figure 2"),
+                          report="Table 5", outputs=lambda params: [
+                              RESULT_FILES.scores, RESULT_FILES.scores_summary, RESULT_FILES.evaluation_metrics]),
+    "zeroshot": StageSpec("zero-shot heuristics over the pretraining checkpoints (Figure 2, right)", report="Figure 2",
+                          outputs=lambda params: [RESULT_FILES.zero_shot, RESULT_FILES.zero_shot_trend,
+                                                  RESULT_FILES.zero_shot_plot]),
+    "ablation": StageSpec("Table 5 and full vs the baselines: results/ablation*.csv, ablation.md", report="Table 5",
+                          outputs=lambda params: [
+                              RESULT_FILES.ablation, RESULT_FILES.ablation_std, RESULT_FILES.ablation_intervals,
+                              RESULT_FILES.ablation_markdown, RESULT_FILES.ablation_baselines]),
+    "layer-figure": StageSpec("Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png", report="Figure 2",
+                              outputs=lambda params: [RESULT_FILES.layer_transfer, RESULT_FILES.layer_transfer_trend,
+                                                      RESULT_FILES.layer_transfer_plot]),
     "transfer-figure": StageSpec("transfer over pretraining: results/transfer_curve.csv, _trend.csv and .png",
-                                 report="Transfer over pretraining"),
+                                 report="Transfer over pretraining", outputs=lambda params: [
+                                     RESULT_FILES.transfer_curve, RESULT_FILES.transfer_curve_trend,
+                                     RESULT_FILES.transfer_curve_plot]),
     "paper-tables": StageSpec("the paper's Tables 2-4 beside ours: results/paper_tables.csv and .md",
-                              report="Tables 2-4"),
+                              report="Tables 2-4", outputs=lambda params: [
+                                  RESULT_FILES.paper_tables, RESULT_FILES.paper_tables_markdown]),
 }
 
 
