@@ -209,8 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     fetcher = parsers["fetch-released"]
     fetcher.add_argument("source", nargs="?", default=HUB_REPOSITORY,
-                         help="a folder in OpenAI's layout (params_shapes.json + params_0..9.npy + encoder_bpe_40000.json "
-                         "+ vocab_40000.bpe) or transformers' (config.json + model.safetensors or pytorch_model.bin + "
+                         help="a folder in OpenAI's layout (params_shapes.json + params_0..9.npy + "
+                         "encoder_bpe_40000.json + vocab_40000.bpe) or transformers' (config.json + model.safetensors or pytorch_model.bin + "
                          f"vocab.json + merges.txt), or a Hugging Face repository id (default: {HUB_REPOSITORY})")
     fetcher.add_argument("--out", type=Path, default=DEFAULT_OUT,
                          help=f"folder to write (default: {DEFAULT_OUT}/, which profiles/released.yaml reads)")

@@ -168,3 +168,21 @@ def test_the_lstm_without_released_weights_is_dropped_or_refused(tmp_path):
     with pytest.raises(UserError, match="holds no model: not applicable: the lstm has no released weights"):
         load_model(tmp_path / "out" / "model.safetensors")
     assert "not applicable" in json.loads((tmp_path / "metrics" / "headline.json").read_text())["lstm"]
+
+
+def test_the_transfer_curve_says_it_does_not_apply_unless_asked_for(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from gpt1.stages import transfer_curve
+
+    monkeypatch.chdir(tmp_path)
+    raw = tiny_raw_params(max_steps=0, init_from="released")
+    raw["finetune"]["variants"] = ["full", "no_pretrain"]
+    task = raw["analysis"]["transfer_curve_tasks"][0]
+    raw["analysis"]["transfer_curve_steps"] = []
+    transfer_curve.main(SimpleNamespace(task=task, step=None, seed=None), parse_params(raw))
+    written = (tmp_path / "results" / "transfer_curve" / task / "not_applicable.txt").read_text()
+    assert written.startswith("not applicable: the transfer curve fine-tunes from checkpoints")
+    raw["analysis"]["transfer_curve_steps"] = [2]  # asked for explicitly: the stage says why it cannot
+    with pytest.raises(UserError, match="pretrain.max_steps is 0"):
+        transfer_curve.main(SimpleNamespace(task=task, step=None, seed=None), parse_params(raw))

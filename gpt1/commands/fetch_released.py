@@ -73,8 +73,8 @@ def write_release(folder: Path, out: Path, origin: dict, n_head: int, pinned: di
             shutil.copyfile(folder / source_name, staging / target_name)
         bpe = Gpt1Bpe.load(staging)
         if len(bpe.encoder) != model.config.vocab_size:
-            raise UserError(f"{folder}: the BPE has {len(bpe.encoder)} tokens but the weights {model.config.vocab_size} "
-                            "rows: the two come from different releases")
+            raise UserError(f"{folder}: the BPE has {len(bpe.encoder)} tokens but the weights "
+                            f"{model.config.vocab_size} rows: the two come from different releases")
         save_model(model, staging / WEIGHTS_FILE)
         written = {path.name: sha256_of(path) for path in sorted(staging.iterdir())}
         manifest = {**origin, "read": read, "written": written, "merges": len(bpe.merges),

@@ -181,7 +181,8 @@ class Params(Section):
     def _analysis_fits(self) -> "Params":
         if PretrainSchedule.of(self.pretrain, TRANSFORMER).updates == 0 and not self.pretrain.init_from:
             raise ValueError("pretrain.max_steps is 0 but pretrain.init_from is not set: nothing would be trained")
-        if unpretrained(self.pretrain, LSTM) and any(METHODS[name].starts_from == LSTM for name in self.finetune.variants):
+        lstm_methods = [name for name in self.finetune.variants if METHODS[name].starts_from == LSTM]
+        if lstm_methods and unpretrained(self.pretrain, LSTM):
             raise ValueError("finetune.variants lists lstm, but pretrain.max_steps is 0 (the Transformer's weights as "
                              "init_from gives them) and the LSTM has no released weights: set pretrain.lstm.max_steps "
                              "to the updates it should train, or drop lstm (profiles/released.yaml does)")
