@@ -2,8 +2,8 @@
 
 Each DAG stage is a module of gpt1/stages with `main(args, params)` and, where the stage takes options,
 `add_arguments(parser)`; it is imported only when its command runs, so `gpt1 download` never loads torch.
-The other commands (profile, benchmark, plan, import-, export-weights, generate, predict, compare) are tools, not
-stages.
+The other commands (profile, benchmark, plan, import-, export-weights, fetch-released, generate, predict, compare)
+are tools, not stages.
 """
 
 from __future__ import annotations
@@ -57,6 +57,12 @@ def _import_weights(args, params) -> None:
     logging.getLogger("gpt1.model.weights").info("wrote %s (%d parameters)", args.out, model.num_parameters())
 
 
+def _fetch_released(args, params) -> None:
+    from gpt1.commands import fetch_released
+
+    fetch_released.main(args.source, args.out, revision=args.revision, force=args.force, n_head=args.n_head)
+
+
 def _generate(args, params) -> None:
     from gpt1.commands import generate
 
@@ -108,6 +114,8 @@ TOOLS = {
     "plan": (_plan, "the training work the params ask for (tokens, updates, FLOPs) and its expected GPU-hours and "
              "wall time on N GPUs, from a measured throughput"),
     "import-weights": (_import_weights, "convert released GPT-1 weights (HF folder or OpenAI's npy files)"),
+    "fetch-released": (_fetch_released, "the released GPT-1 (a local folder in either released layout, or the "
+                       "Hugging Face hub) as the folder profiles/released.yaml points at"),
     "export-weights": (_export_weights, "write a Transformer checkpoint in transformers' or OpenAI's layout"),
     "generate": (_generate, "sample text from a language model (ours, a checkpoint, or released weights)"),
     "predict": (_predict, "run a kept fine-tuned model (results/finetune/<method>/<task>/seed<S>) on examples"),
@@ -115,7 +123,7 @@ TOOLS = {
                 "interval and a verdict (experiments, git revisions or workspace; nothing checked out)"),
 }
 # file tools, which work outside a project, and compare, which reads each side's own params.yaml
-NO_PARAMS = ("import-weights", "export-weights", "generate", "predict", "compare")
+NO_PARAMS = ("import-weights", "fetch-released", "export-weights", "generate", "predict", "compare")
 
 
 def stage_module(command: str):
@@ -197,6 +205,19 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--out", type=Path, required=True, help="gpt1 checkpoint to write (.safetensors)")
     importer.add_argument("--n-head", type=int, default=12, help="heads (OpenAI's files do not record it)")
     importer.add_argument("--force", action="store_true", help="replace --out even if it is not a gpt1 checkpoint")
+    from gpt1.commands.fetch_released import DEFAULT_OUT, HUB_REPOSITORY, HUB_REVISION  # plain constants
+
+    fetcher = parsers["fetch-released"]
+    fetcher.add_argument("source", nargs="?", default=HUB_REPOSITORY,
+                         help="a folder in OpenAI's layout (params_shapes.json + params_0..9.npy + "
+                         "encoder_bpe_40000.json + vocab_40000.bpe) or transformers' (config.json + model.safetensors or pytorch_model.bin + "
+                         f"vocab.json + merges.txt), or a Hugging Face repository id (default: {HUB_REPOSITORY})")
+    fetcher.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                         help=f"folder to write (default: {DEFAULT_OUT}/, which profiles/released.yaml reads)")
+    fetcher.add_argument("--revision", default=HUB_REVISION,
+                         help=f"the hub's revision: a branch, tag or commit (default: {HUB_REVISION})")
+    fetcher.add_argument("--n-head", type=int, default=12, help="heads (OpenAI's files do not record it)")
+    fetcher.add_argument("--force", action="store_true", help="replace --out whole even if gpt1 did not write it")
     exporter = parsers["export-weights"]
     exporter.add_argument("--model", type=Path, default=layout.pretrained_model(TRANSFORMER),
                           help="gpt1 Transformer checkpoint (default: the pretrained Transformer)")

@@ -29,3 +29,23 @@ def save_figure(figure, out_png: Path) -> None:
     with atomic_path(out_png) as temporary:
         figure.savefig(temporary, format="png", metadata={"Software": None})
     plt.close(figure)
+
+
+def not_applicable(tables: list[Path], out_png: Path, reason: str) -> None:
+    """An analysis's declared outputs when it does not apply (gpt1/params/applicability.py): each table one
+    `not_applicable` column holding the reason, the figure the reason as text, so that whoever opens either
+    reads why it is empty."""
+    import textwrap
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for path in tables:
+        with atomic_path(path) as temporary:
+            pd.DataFrame({"not_applicable": [reason]}).to_csv(temporary, index=False)
+    figure, axes = plt.subplots(figsize=(6.0, 2.0))
+    axes.axis("off")
+    axes.text(0.5, 0.5, "not applicable:\n" + textwrap.fill(reason, 70), ha="center", va="center", fontsize=9)
+    save_figure(figure, out_png)

@@ -25,6 +25,17 @@ def write(module: torch.nn.Module, path: Path | str, key: str, description: dict
         save_file(tensors, str(temporary), metadata={key: json.dumps(description, sort_keys=True)})
 
 
+# The metadata entry of a file that stands where a model would and holds none: a declared output of a pretraining
+# job with nothing to train (gpt1/params/applicability.py), so that the pipeline completes and says why.
+NOT_APPLICABLE_KEY = "gpt1.not_applicable"
+
+
+def write_not_applicable(path: Path | str, reason: str) -> None:
+    """A safetensors file with no tensors whose metadata says why there is no model, atomically."""
+    with atomic_path(path) as temporary:
+        save_file({}, str(temporary), metadata={NOT_APPLICABLE_KEY: reason})
+
+
 def _metadata(path: Path | str) -> dict[str, str]:
     with safe_open(str(path), framework="pt") as handle:
         return handle.metadata() or {}
@@ -49,6 +60,8 @@ def read(path: Path, key: str, device: str | torch.device, *, absent: str, unrea
         tensors = load_file(str(path), device=str(device))
     except (SafetensorError, OSError) as error:
         raise UserError(unreadable.format(error=error)) from None
+    if NOT_APPLICABLE_KEY in metadata:
+        raise UserError(f"{path} holds no model: not applicable: {metadata[NOT_APPLICABLE_KEY]}")
     if key not in metadata:
         raise UserError(foreign)
     return metadata[key], tensors

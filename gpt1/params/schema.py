@@ -17,6 +17,7 @@ from gpt1.errors import UserError
 from gpt1.methods import METHODS
 from gpt1.kinds import LSTM, TRANSFORMER
 from gpt1.params.files import DEFAULT_PARAMS, compose_raw
+from gpt1.params.applicability import unpretrained
 from gpt1.params.checks import layer_transfer_fits, scored_tasks_fit, transfer_curve_fits
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.data_section import DataParams
@@ -158,8 +159,9 @@ class AnalysisParams(Section):
     transfer_curve_tasks: list[str] = Field(min_length=1,
                                             description="tasks fine-tuned from earlier pretraining checkpoints")
     transfer_curve_steps: list[int] = Field(
-        min_length=1, description="pretraining updates whose kept checkpoints (pretrain.checkpoints) start a run; the ends, 0 "
-        "and the last update, are the finetune stage's no_pretrain and full runs")
+        description="pretraining updates whose kept checkpoints (pretrain.checkpoints) start a run; the ends, 0 "
+        "and the last update, are the finetune stage's no_pretrain and full runs. Empty: no transfer curve (its "
+        "stages write a 'not applicable' result; released weights used as they are keep no checkpoints)")
 
     _seeds_distinct = field_validator("layer_transfer_seeds")(_distinct)
     _curve_distinct = field_validator("transfer_curve_tasks", "transfer_curve_steps")(_distinct)
@@ -179,10 +181,11 @@ class Params(Section):
     def _analysis_fits(self) -> "Params":
         if PretrainSchedule.of(self.pretrain, TRANSFORMER).updates == 0 and not self.pretrain.init_from:
             raise ValueError("pretrain.max_steps is 0 but pretrain.init_from is not set: nothing would be trained")
-        if PretrainSchedule.of(self.pretrain, LSTM).updates == 0:
-            raise ValueError("pretrain.max_steps is 0 (the Transformer's weights as init_from gives them), but the "
-                             "LSTM has no released weights and would be published untrained; set "
-                             "pretrain.lstm.max_steps to the updates it should train")
+        lstm_methods = [name for name in self.finetune.variants if METHODS[name].starts_from == LSTM]
+        if lstm_methods and unpretrained(self.pretrain, LSTM):
+            raise ValueError("finetune.variants lists lstm, but pretrain.max_steps is 0 (the Transformer's weights as "
+                             "init_from gives them) and the LSTM has no released weights: set pretrain.lstm.max_steps "
+                             "to the updates it should train, or drop lstm (profiles/released.yaml does)")
         scored_tasks_fit(self)
         layer_transfer_fits(self)
         transfer_curve_fits(self)

@@ -4,7 +4,11 @@ analysis.layer_transfer_seeds in one process."""
 
 from __future__ import annotations
 
+import logging
+
 from gpt1 import layout
+from gpt1.files.atomic import atomic_directory
+from gpt1.params import applicability
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.schema import Params
 from gpt1.methods import FULL, resolve
@@ -13,6 +17,8 @@ from gpt1.pipeline.one_off import selected_runs
 from gpt1.errors import UserError
 
 ONE_OFF = layout.ONE_OFF / "transfer_curve"  # a one-off seed: outside the DVC output folder
+NOT_APPLICABLE_FILE = "not_applicable.txt"
+log = logging.getLogger(__name__)
 
 
 def add_arguments(parser) -> None:
@@ -29,7 +35,14 @@ def main(args, params: Params) -> None:
     from gpt1.train.finetune import FinetuneSettings, run_seeds
     from gpt1.train.finetune_state import job_state
 
-    if PretrainSchedule.of(params.pretrain, TRANSFORMER).updates == 0:
+    reason = applicability.transfer_curve(params)
+    if reason and args.step is None:  # nothing to fine-tune from: the job's output says why
+        job = layout.transfer_curve_task(args.task)
+        with atomic_directory(job) as staging:
+            (staging / NOT_APPLICABLE_FILE).write_text(f"{applicability.NOT_APPLICABLE}: {reason}\n")
+        log.info("%s: %s", applicability.NOT_APPLICABLE, reason)
+        return
+    if PretrainSchedule.of(params.pretrain, TRANSFORMER).updates == 0:  # checkpoints asked for, and none are kept
         raise UserError("the transfer curve fine-tunes from checkpoints of a Transformer pretrained here, and "
                         "pretrain.max_steps is 0 (released weights used as they are): build the other targets, "
                         "e.g. `dvc repro ablation` or `snakemake results/ablation.csv`")

@@ -10,9 +10,11 @@ import pandas as pd
 
 from gpt1 import layout
 from gpt1.files.atomic import atomic_path
+from gpt1.params import applicability
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.schema import Params
 from gpt1.data.records import TaskSpec
+from gpt1.eval.figures import not_applicable
 from gpt1.eval.transfer_curve import curve_table, curve_trend, plot_curve
 from gpt1.kinds import TRANSFORMER
 from gpt1.methods import NO_PRETRAIN
@@ -39,6 +41,12 @@ def run_transfer_curve(results_dir: Path, tasks_dir: Path, tasks: list[str], ste
 
 def main(args, params: Params) -> None:
     analysis = params.analysis
+    reason = applicability.transfer_curve(params)
+    if reason:
+        files = layout.Results(layout.RESULTS)
+        not_applicable([files.transfer_curve, files.transfer_curve_trend], files.transfer_curve_plot, reason)
+        log.info("%s: %s", applicability.NOT_APPLICABLE, reason)
+        return
     run_transfer_curve(layout.RESULTS, layout.TASKS, analysis.transfer_curve_tasks, analysis.transfer_curve_steps,
                        PretrainSchedule.of(params.pretrain, TRANSFORMER).updates, analysis.layer_transfer_seeds,
                        params.pretrain.tokens_per_update, with_zero=NO_PRETRAIN in params.finetune.variants)

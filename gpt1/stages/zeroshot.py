@@ -10,9 +10,11 @@ from typing import Sequence
 import pandas as pd
 
 from gpt1 import layout
+from gpt1.params import applicability
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.schema import Params
-from gpt1.eval.zeroshot import PRETRAINED_KINDS, evaluate_checkpoints, find_checkpoints, plot, trend, write_csv
+from gpt1.eval.figures import not_applicable
+from gpt1.eval.zeroshot import evaluate_checkpoints, find_checkpoints, plot, trend, write_csv
 from gpt1.eval.zeroshot_tasks import load_tasks
 from gpt1.tokenizer.bpe import Gpt1Bpe
 from gpt1.train import precision
@@ -22,7 +24,14 @@ log = logging.getLogger(__name__)
 
 def run(params: Params, tasks_dir: Path = layout.TASKS, raw_dir: Path = layout.RAW, bpe_dir: Path = layout.BPE,
         pretrain_dir: Path = layout.PRETRAIN, results: layout.Results = layout.Results(),
-        kinds: Sequence[str] = PRETRAINED_KINDS, batch_size: int = 64) -> pd.DataFrame:
+        kinds: Sequence[str] | None = None, batch_size: int = 64) -> pd.DataFrame | None:
+    """Score `kinds` (default: every kind this run has a model of); None where no model is pretrained here."""
+    reason = applicability.zero_shot(params.pretrain)
+    if reason:
+        not_applicable([results.zero_shot, results.zero_shot_trend], results.zero_shot_plot, reason)
+        log.info("%s: %s", applicability.NOT_APPLICABLE, reason)
+        return None
+    kinds = applicability.scored_kinds(params.pretrain) if kinds is None else kinds
     bpe = Gpt1Bpe.load(bpe_dir)
     tasks = load_tasks(bpe, tasks_dir, raw_dir, params.data.scored_tasks, params.finetune.max_eval_examples, params.seed)
     checkpoints = {kind: find_checkpoints(pretrain_dir, kind, PretrainSchedule.of(params.pretrain, kind).updates) for kind in kinds}
