@@ -14,7 +14,8 @@ from collections import Counter
 import pytest
 
 from gpt1.errors import UserError
-from gpt1.data.paper_sources import BOOKS1_SOURCE, PAPER_SOURCES
+from gpt1.data import registry
+from gpt1.data.paper_sources import PAPER_SOURCES
 from gpt1.data.paper_tasks import PAPER_TASKS, load_books
 from gpt1.data.records import ClassificationExample as C
 from gpt1.data.records import EntailmentExample as E
@@ -81,7 +82,7 @@ def test_every_task_has_the_papers_family_metrics_and_known_sources():
 
 
 def test_every_url_source_is_pinned_and_described():
-    url_sources = [s for s in [*PAPER_SOURCES.values(), BOOKS1_SOURCE] if isinstance(s.archive, UrlArchive)]
+    url_sources = [s for s in PAPER_SOURCES.values() if isinstance(s.archive, UrlArchive)]
     assert len(url_sources) == 14
     for source in url_sources:
         assert re.fullmatch(r"[0-9a-f]{64}", source.archive.sha256), source.name
@@ -91,7 +92,7 @@ def test_every_url_source_is_pinned_and_described():
     assert len(set(filenames)) == len(filenames)  # one cache file per archive
     assert PAPER_SOURCES["glue_cola"].archive.url == "https://dl.fbaipublicfiles.com/glue/data/CoLA.zip"
     assert isinstance(PAPER_SOURCES["story_cloze"].archive, LocalFolder)
-    assert PAPER_SOURCES["books"].archive == LocalFolder(key="books") and BOOKS1_SOURCE.name == "books"
+    assert PAPER_SOURCES["books"].archive == LocalFolder(key="books") and "books1" in [s.name for s in url_sources]
 
 
 # --- each task end to end --------------------------------------------------------------------------
@@ -264,8 +265,11 @@ def test_books_from_a_folder_and_from_the_books1_archive(server, tmp_path):
 
     archive = fx.tar_gz_bytes({"books1/epubtxt/z.epub.txt": "Zed.\n", "books1/epubtxt/a.epub.txt": "Ay.\n",
                                "books1/2020-08-27-epub_urls.txt": "https://example.invalid/a.epub\n"})
-    fetch_source(served(server, BOOKS1_SOURCE, archive), tmp_path / "cache", tmp_path / "raw1")
-    assert list(load_books(tmp_path / "raw1")) == ["Ay.\n", "Zed.\n"]
+    fetch_source(served(server, PAPER_SOURCES["books1"], archive), tmp_path / "cache", tmp_path / "raw1")
+    # data.corpus `books1` selects it: its source is downloaded, its part reads the .epub.txt books
+    books1 = registry.CORPORA["books1"]
+    assert books1.sources == ("books1",) and list(books1.read(tmp_path / "raw1")) == ["Ay.\n", "Zed.\n"]
+    assert [source.name for source in registry.sources_needed(["books1"], [])] == ["books1"]
 
 
 def test_books_that_are_not_utf8_are_named(tmp_path):

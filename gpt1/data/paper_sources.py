@@ -99,16 +99,17 @@ _SOURCE_LIST = [
            description="BooksCorpus-style corpus: a folder of UTF-8 .txt files, one book per file "
                        "(set data.local_paths.books)"),
 ]
-PAPER_SOURCES: dict[str, Source] = {source.name: source for source in _SOURCE_LIST}
-
-# The public re-collection of BooksCorpus ("books1", Shawn Presser, 17,868 books) as HF `bookcorpusopen` pins it.
-# Same source name as the local folder, so `load_books` reads either; the host has been offline at times.
-BOOKS1_SOURCE = Source(
-    name="books",
+# The public re-collection of BooksCorpus ("books1", Shawn Presser, 17,868 books), pinned as HF `bookcorpusopen`
+# pins it: data.corpus `books1` downloads it (2.4 GB; its host has been offline at times: data.mirrors.books1 names
+# another copy), where `books` reads a folder of one's own (data.local_paths.books).
+_SOURCE_LIST.append(Source(
+    name="books1",
     archive=UrlArchive(url="https://the-eye.eu/public/AI/pile_preliminary_components/books1.tar.gz",
                        filename="books1.tar.gz",
                        sha256="e3c993cc825df2bdf0f78ef592f5c09236f0b9cd6bb1877142281acc50f446f9"),
     members=("*.epub.txt",),
     licence="BooksCorpus re-collection from Smashwords; no redistribution licence",
     description="books1 (bookcorpusopen): 17,868 books as .epub.txt files",
-)
+))
+PAPER_SOURCES: dict[str, Source] = {source.name: source for source in _SOURCE_LIST}
+

@@ -178,16 +178,22 @@ def load_story_cloze(raw_dir: Path) -> Splits:
 # --- books -----------------------------------------------------------------------------------------
 
 
-def load_books(raw_dir: Path) -> Iterator[str]:
-    """Each .txt file under data/raw/books is one document (a book), in path order; empty files are skipped."""
-    folder = Path(raw_dir) / "books"
+def load_books(raw_dir: Path, source: str = "books") -> Iterator[str]:
+    """Each .txt file under data/raw/<source> is one document (a book), in path order; empty files are skipped.
+    `books`: the folder of data.local_paths.books; `books1`: the downloaded re-collection."""
+    folder = Path(raw_dir) / source
     paths = sorted(folder.rglob("*.txt"))
     if not paths:
-        raise UserError(f"no .txt files in {folder}; set data.local_paths.books and run `gpt1 download`")
+        how = "set data.local_paths.books and run" if source == "books" else "run"
+        raise UserError(f"no .txt files in {folder}; {how} `gpt1 download`")
     for path in paths:
         text = read_text(path)
         if text.strip():
             yield text
+
+
+def load_books1(raw_dir: Path) -> Iterator[str]:
+    return load_books(raw_dir, "books1")
 
 
 # --- tasks -----------------------------------------------------------------------------------------

@@ -39,6 +39,8 @@ CORPORA: dict[str, CorpusPart] = {
                    "Lee background corpus: 300 Australian news documents"),
         CorpusPart("books", ("books",), paper_tasks.load_books,
                    "paper profile: a BooksCorpus-style folder of .txt books (data.local_paths.books)"),
+        CorpusPart("books1", ("books1",), paper_tasks.load_books1,
+                   "books1, the public re-collection of BooksCorpus (17,868 books; a pinned 2.4 GB download)"),
         CorpusPart("task_train_text", (), None,
                    "the texts of the selected tasks' training splits, labels dropped (in-domain unlabelled text)"),
     ]
