@@ -71,7 +71,8 @@ def test_the_headline_target_plans_every_job_it_needs_on_a_fresh_clone_and_nothi
     table here instead of taking a copy from another machine for it."""
     jobs = {line.split()[0]: int(line.split()[1]) for line in paper_run.planned.splitlines()
             if len(line.split()) == 2 and line.split()[1].isdigit()}  # Snakemake's "Job stats" table
-    assert jobs.get("finetune") == 4 and jobs.get("pretrain") == 2, paper_run.planned[-2000:]  # a job per method
+    # a job per method and task
+    assert jobs.get("finetune") == 4 * len(TASKS) and jobs.get("pretrain") == 2, paper_run.planned[-2000:]
     assert {"user_files", "download", "prepare", "bpe", "tokenize", "evaluate", "baselines", "ablation"} <= set(jobs)
     assert "layer_transfer" not in jobs and "zeroshot" not in jobs  # not what the table reads
     assert "Nothing to be done" in _run(paper_run.headline, paper_run.root)
@@ -106,8 +107,9 @@ def test_every_command_got_the_profiles(paper_run):
     commands = {line.split("Shell command:", 1)[1].strip() for line in paper_run.printed.splitlines()
                 if "Shell command:" in line} - {"None"}
     flags = " ".join(f"--profile {path}" for path in paper_run.profiles)
-    # finetune (a job per method), a layer transfer, a curve run, an encoding per task, a record per method, the rest
-    assert len(commands) == 4 + 1 + 1 + 3 + 4 + 14, sorted(commands)
+    # finetune (a job per method and task), a layer transfer, a curve run, an encoding per task, a record per method,
+    # the rest
+    assert len(commands) == 4 * len(TASKS) + 1 + 1 + len(TASKS) + 4 + 14, sorted(commands)
     assert all(command.startswith(f"gpt1 {flags} ") for command in commands), sorted(commands)
 
 

@@ -9,24 +9,45 @@ this module as a dependency: a change to a rule re-runs them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 
 @dataclass(frozen=True)
 class PretrainSchedule:
+    """Each figure is read from params when asked for, so a stage that asks only for `updates` reads (and declares)
+    only the keys that set it."""
+    pretrain: Any  # params' `pretrain` section
     kind: str  # a model kind of gpt1/kinds.py
-    updates: int  # 0: the imported weights as they are, trained no further
-    warmup_updates: int
-    eval_interval: int  # the validation loss every this many updates, and after the last
-    save_interval: int  # the resume state every this many updates
-    kept_checkpoints: tuple[int, ...]  # the updates after which a checkpoint is kept, log-spaced, the last included
 
     @classmethod
     def of(cls, pretrain, kind: str) -> "PretrainSchedule":
-        """`pretrain`: params' section. A kind trains its own `pretrain.<kind>.max_steps` where set, else
-        pretrain.max_steps; it keeps `pretrain.checkpoints` log-spaced checkpoints."""
-        updates = getattr(pretrain, kind).max_steps or pretrain.max_steps
-        return cls(kind, updates, pretrain.warmup_steps, pretrain.eval_interval, pretrain.save_interval,
-                   tuple(log_spaced_updates(updates, pretrain.checkpoints)))
+        return cls(pretrain, kind)
+
+    @property
+    def updates(self) -> int:
+        """A kind trains its own `pretrain.<kind>.max_steps` where set, else pretrain.max_steps; 0: the imported
+        weights as they are, trained no further."""
+        return getattr(self.pretrain, self.kind).max_steps or self.pretrain.max_steps
+
+    @property
+    def warmup_updates(self) -> int:
+        return self.pretrain.warmup_steps
+
+    @property
+    def eval_interval(self) -> int:
+        """The validation loss every this many updates, and after the last."""
+        return self.pretrain.eval_interval
+
+    @property
+    def save_interval(self) -> int:
+        """The resume state every this many updates."""
+        return self.pretrain.save_interval
+
+    @cached_property  # pretraining asks after every update
+    def kept_checkpoints(self) -> tuple[int, ...]:
+        """The updates after which a checkpoint is kept: `pretrain.checkpoints` log-spaced, the last included."""
+        return tuple(log_spaced_updates(self.updates, self.pretrain.checkpoints))
 
     @property
     def transfer_points(self) -> tuple[int, ...]:
