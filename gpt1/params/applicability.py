@@ -18,7 +18,8 @@ NOT_APPLICABLE = "not applicable"
 def unpretrained(pretrain, kind: str) -> str | None:
     """Why `kind` (gpt1/kinds.py) has no model in this run, or None when it has one (pretrained here, or the
     Transformer's init_from weights)."""
-    if PretrainSchedule.of(pretrain, kind).updates > 0 or (kind == TRANSFORMER and pretrain.init_from):
+    released = pretrain.init_from  # read in every run, not only where nothing is pretrained: the stages declare it
+    if PretrainSchedule.of(pretrain, kind).updates > 0 or (kind == TRANSFORMER and released):
         return None
     return (f"the {kind} has no released weights and pretrain.max_steps is 0 (released weights used as they are, "
             f"nothing pretrained here); give it updates of its own with pretrain.{kind}.max_steps")
