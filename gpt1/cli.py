@@ -161,7 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a profile merged over the parameters (only the keys it changes); repeat to compose")
     commands = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
     texts = {**{name: spec.help for name, spec in STAGES.items()}, **{name: text for name, (_, text) in TOOLS.items()}}
-    parsers = {name: commands.add_parser(name, help=text, description=text) for name, text in texts.items()}
+    # argparse %-formats a help string (not a description): a literal % ("95 %") is written %% there.
+    parsers = {name: commands.add_parser(name, help=text.replace("%", "%%"), description=text)
+               for name, text in texts.items()}
     # Only the stages that take options are imported here (none loads torch at import time), so building the
     # parser stays cheap.
     for name, spec in STAGES.items():

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from gpt1.cli import main
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -155,3 +157,11 @@ def test_the_transfer_curve_stage_says_why_it_cannot_run_on_released_weights_use
     with pytest.raises(UserError, match=r"pretrain.max_steps is 0 \(released weights used as they are\)"):
         transfer_curve.main(build_parser().parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "2", "--seed", "1"]),
                             parse_params(raw))
+
+
+def test_the_help_lists_every_command(capsys):
+    """A help text with a literal "%" once made `gpt1 --help` crash: argparse %-formats each command's help."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["--help"])
+    assert stopped.value.code == 0
+    assert "compare" in capsys.readouterr().out
