@@ -1,5 +1,6 @@
 """The README leads: short, its headline numbers are the measured run's (docs/results/), its DAG names every
-stage, and every docs/ file it points to exists."""
+stage, and every docs/ file it points to exists; the reference pages stay within their budget and their links
+resolve."""
 
 import re
 from pathlib import Path
@@ -11,7 +12,27 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_readme_stays_short():
-    assert len(README.encode("utf-8")) <= 12 * 1024
+    assert len(README.encode("utf-8")) <= 10 * 1024
+
+
+def reference_pages() -> list[Path]:
+    """docs/ without docs/history/ (what was measured or tried once) and docs/results/ (the pipeline's output)."""
+    return [page for page in sorted((ROOT / "docs").rglob("*.md"))
+            if page.relative_to(ROOT / "docs").parts[0] not in ("history", "results")]
+
+
+def test_the_reference_pages_stay_within_their_budget():
+    sizes = {page.name: len(page.read_bytes()) for page in reference_pages()}
+    assert sum(sizes.values()) <= 60 * 1024, sizes
+
+
+def test_every_relative_link_of_the_pages_resolves():
+    broken = []
+    for page in [ROOT / "README.md", *reference_pages()]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if "://" not in target and not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} → {target}")
+    assert broken == []
 
 
 def test_table5_and_its_intervals_are_the_measured_runs():
