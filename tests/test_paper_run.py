@@ -12,18 +12,12 @@ import threading
 import pytest
 import yaml
 
+from doc_commands import page_commands
 from test_pipeline import BIN, ROOT, _fresh_copy, _run
 from test_released import Hub, tiny_bpe, transformers_folder
 
 pytestmark = pytest.mark.slow
 PAGE = ROOT / "docs" / "paper-run.md"
-
-
-def commands() -> list[list[str]]:
-    """The `$ ` lines of the page's console blocks, split as a shell splits them."""
-    blocks = PAGE.read_text().split("```console\n")[1:]
-    return [shlex.split(line[2:]) for block in blocks for line in block.split("```", 1)[0].splitlines()
-            if line.startswith("$ ")]
 
 
 @pytest.fixture
@@ -44,7 +38,8 @@ def test_every_command_of_the_runbook_runs(tmp_path, hub):
     (project / "my-paths.yaml").write_text(yaml.safe_dump(
         {"data": {"local_paths": {"books": str(books), "story_cloze": str(cloze)}}}))
     seen = []
-    for command in commands():
+    for shown in page_commands(PAGE):  # split as a shell splits them (tests/doc_commands.py)
+        command = list(shown.words)
         if command[:2] == ["gpt1", "fetch-released"]:
             _run([str(BIN / "gpt1"), *command[1:], "--n-head", "2"], project, **hub)
             assert (project / "released" / "weights.safetensors").is_file()
@@ -59,6 +54,6 @@ def test_every_command_of_the_runbook_runs(tmp_path, hub):
             else:  # the whole DAG, to the paper's tables
                 assert "finetune" in printed and "paper_tables" in printed, printed[-2000:]
         else:
-            pytest.fail(f"docs/paper-run.md shows `{shlex.join(command)}`, which this test does not run")
+            pytest.fail(f"{shown.where} shows `{shlex.join(command)}`, which this test does not run")
         seen.append(command[0])
     assert seen.count("snakemake") == 4 and "gpt1" in seen
