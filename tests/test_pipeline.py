@@ -256,7 +256,7 @@ def test_second_dvc_repro_does_nothing(dvc_repo):
 
 
 HEADLINE = {"results/metrics.json": {"average": ["full", "no_pretrain", "no_aux_lm", "lstm"],
-                                     "full": ["rt_polarity", "snli_100k", "sts_b", "social_iqa"]},
+                                     "full": _tiny_params()["data"]["tasks"]},
             "results/pretrain/transformer/headline.json": {"transformer": ["val_loss"]},
             "results/pretrain/lstm/headline.json": {"lstm": ["val_loss"]}}
 HEADLINE_COLUMNS = [f"{group}.{name}" for keys in HEADLINE.values() for group, names in keys.items() for name in names]

@@ -8,6 +8,7 @@ import math
 import shlex
 
 import pytest
+import yaml
 
 from gpt1.cli import main as cli_main
 from gpt1.commands import plan_report
@@ -44,8 +45,17 @@ def test_the_measured_rate_is_the_h200_benchmark_of_the_paper_profiles_settings(
     assert json.loads((ROOT / "docs/results/gpu/gpu-check.json").read_text())["started"].startswith(MEASURED.date)
 
 
+def tiny_with_four_tasks(folder):
+    """The tiny profile with the default's four tasks (one per family) and analyses."""
+    (folder / "four_tasks.yaml").write_text(yaml.safe_dump({
+        "data": {"tasks": ["rt_polarity", "snli_100k", "sts_b", "social_iqa"]},
+        "analysis": {"layer_transfer_tasks": ["snli_100k", "social_iqa"],
+                     "transfer_curve_tasks": ["rt_polarity", "snli_100k"]}}))
+    return load_params(ROOT / "params.yaml", [ROOT / "profiles" / "tiny.yaml", folder / "four_tasks.yaml"])
+
+
 def test_tiny_profile(no_data):
-    figures = plan(profile("tiny"))
+    figures = plan(tiny_with_four_tasks(no_data))
     assert figures["vocab_size"] == 300 + 478 + 3  # bpe.merges + GPT-1's base symbols + _start_, _delimiter_, _classify_
     # Transformer, 1 layer of 32 (2 heads), d_ff 64, 32 positions: embeddings 781 x 32 + 32 x 32; a block's
     # c_attn 32 x 96 + 96, c_proj 32 x 32 + 32, two LayerNorms 2 x 64, MLP 32 x 64 + 64 and 64 x 32 + 32.
@@ -81,7 +91,7 @@ def test_tiny_profile_reads_prepared_task_tokens(no_data):
     (folder / "tokens.json").write_text(json.dumps({"spec": {"family": "classification"}}))
     lengths = [5, 40, 10]  # 40 is cut to 30 text tokens to fit [s] text [e] in 32
     (folder / "train.jsonl").write_text("".join(json.dumps({"texts": [[7] * n], "label": 0}) + "\n" for n in lengths))
-    full = row(plan(profile("tiny"))["finetuning"], method="full", task="rt_polarity")
+    full = row(plan(tiny_with_four_tasks(no_data))["finetuning"], method="full", task="rt_polarity")
     assert (full["examples"], full["updates_per_run"], full["source"]) == (3, 1, "prepared")
     assert full["tokens"] == (5 + 2) + (30 + 2) + (10 + 2)
 
