@@ -97,20 +97,23 @@ def from_time_log(log: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     usage="%(prog)s NAME [options] -- COMMAND ... | NAME --from-time-log LOG [options]")
     parser.add_argument("name", help="the file's name in docs/measurements/, without .json")
-    parser.add_argument("command", nargs="*", help="the command to time (after --)")
     parser.add_argument("--from-time-log", type=Path, help="read an earlier /usr/bin/time -v report instead")
     parser.add_argument("--commit", help="the commit measured (default: this checkout's HEAD)")
     parser.add_argument("--date", help="the day measured (default: today)")
     parser.add_argument("--precision", default="fp32", help="the training precision of the command (fp32 or bf16)")
     parser.add_argument("--note", default="", help="one sentence on how it ran (fresh clone, cached archives...)")
-    args = parser.parse_args(argv)
-    if bool(args.command) == bool(args.from_time_log):
+    argv = sys.argv[1:] if argv is None else argv
+    # The command to time follows "--", whatever options it has.
+    split = argv.index("--") if "--" in argv else len(argv)
+    args, command = parser.parse_args(argv[:split]), argv[split + 1:]
+    if bool(command) == bool(args.from_time_log):
         parser.error("give a command after -- or --from-time-log, one of the two")
     FOLDER.mkdir(parents=True, exist_ok=True)
     figures = (from_time_log(args.from_time_log) if args.from_time_log
-               else run(args.command, Path(tempfile.mkstemp(prefix=f"measure-{args.name}-", suffix=".log")[1])))
+               else run(command, Path(tempfile.mkstemp(prefix=f"measure-{args.name}-", suffix=".log")[1])))
     record = {**figures, "precision": args.precision, "note": args.note, "commit": args.commit or commit(),
               "date": args.date or datetime.date.today().isoformat(), "machine": machine()}
     target = FOLDER / f"{args.name}.json"
