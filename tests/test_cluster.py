@@ -28,7 +28,7 @@ import yaml
 
 from gpt1.pipeline.stage_table import STAGES, module_name
 from test_ddp import raw_params
-from test_pipeline import BIN, ROOT, _fresh_copy, _run
+from test_pipeline import BIN, ROOT, _fresh_copy, _run, _tiny_params
 from test_pretrain import state_dict
 from test_resume import cli_project, run_cli
 
@@ -189,7 +189,7 @@ def test_a_finetuning_job_stopped_by_sigterm_is_retried_and_resumes_to_the_files
     which Snakemake deletes when the job fails) and its stopped seed resumes at the saved update."""
     project = _fresh_copy(tmp_path / "stopped")
     (project / "longer.yaml").write_text(yaml.safe_dump(LONGER_FINETUNE))
-    task = yaml.safe_load((project / "params.yaml").read_text())["data"]["tasks"][0]
+    task = _tiny_params()["data"]["tasks"][0]  # the job runs with the tiny profile
     in_progress = project / "data/training_state/finetune/full" / task / "seed2/resume.pt"
     signalled: list[str] = []
 
