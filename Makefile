@@ -21,8 +21,10 @@ $(BIN)/gpt1: pyproject.toml $(LOCK) | $(BIN)/uv
 	$(BIN)/pip install --quiet "torch==2.13.0"
 	# Everything else exactly as locked, versions and hashes (test and cluster extras included), then the project
 	# itself with nothing resolved again. uv is several times faster than pip; pip where uv cannot reach the
-	# registry (uv reads its own settings, UV_INDEX_URL, not pip's).
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --require-hashes --no-deps -r $(LOCK) \
+	# registry (uv reads its own settings, UV_INDEX_URL, not pip's). uv, unlike pip, writes no bytecode unless asked:
+	# without it every process (each pipeline job: DVC, torch's dependencies) compiles those modules again wherever
+	# Python may not write its cache (PYTHONDONTWRITEBYTECODE, a read-only install).
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python --require-hashes --no-deps -r $(LOCK) \
 	  || $(BIN)/pip install --quiet --require-hashes --no-deps -r $(LOCK)
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e . || $(BIN)/pip install --quiet --no-deps -e .
 	touch $@
@@ -43,11 +45,11 @@ repro: install
 snakemake: install
 	snakemake --cores 8
 
-# Two pytest-xdist workers: the two end-to-end pipelines (mostly one process waiting on the next) run beside
-# the unit tests instead of after them; loadfile keeps a file's tests on one worker, so a module-scoped
-# pipeline run happens once.
+# Two pytest-xdist workers: the end-to-end pipelines (mostly one process waiting on the next) run beside the unit
+# tests instead of after them; loadfile keeps a file's tests on one worker, so a module-scoped pipeline run happens
+# once; --no-loadscope-reorder keeps the order tests/conftest.py gives, the end-to-end files first.
 test: install
-	pytest -q -n 2 --dist loadfile
+	pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 # The cluster tests on a real one-node SLURM: installed with apt where missing (root), started with its state in a
 # fresh /tmp folder, stopped again by the pids it recorded, whatever the tests did.

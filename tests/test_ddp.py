@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from gpt1.model.lm import build_model
@@ -28,6 +29,7 @@ def raw_params(micro_batch_size: int) -> dict:
     return raw
 
 
+@pytest.mark.slow
 def test_two_processes_end_with_the_weights_of_one(tmp_path):
     write_tokens(tmp_path / "tokens")
     single = run_in_subprocess(tmp_path, raw_params(micro_batch_size=2), "single")
@@ -57,6 +59,7 @@ def test_two_processes_end_with_the_weights_of_one(tmp_path):
     assert len(rows) == 1 + STEPS
 
 
+@pytest.mark.slow
 def test_the_pretrain_command_launches_its_own_processes_through_torchrun(tmp_path):
     """pretrain.processes_per_node: 2 makes `gpt1 pretrain` start two processes under torchrun's launcher (the
     same command DVC, Snakemake and a SLURM job run); they end with the one-process weights, and one log holds both
@@ -97,6 +100,7 @@ def test_auto_starts_one_process_per_gpu_the_job_is_given(monkeypatch):
     assert process_count("auto", "cpu") == 1  # GPUs, but the params say CPU
 
 
+@pytest.mark.slow
 def test_a_compiled_model_under_ddp_trains_to_the_eager_weights(tmp_path):
     """pretrain.compile: true (torch.compile of the DDP-wrapped model, the fused LM loss inside) on two gloo
     processes ends with the eager one-process weights within float tolerance: compilation changes the kernels'

@@ -26,6 +26,15 @@ from test_pretrain import one_thread, run_in_subprocess, runner_command, state_d
 RAW = tiny_raw_params(max_steps=100, save_interval=5, eval_interval=25, checkpoints=5)
 
 
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> tuple[dict, Path]:
+    """RAW's run on write_tokens' corpus from start to end, once for every test that resumes to it: its result and
+    its folder."""
+    root = tmp_path_factory.mktemp("uninterrupted")
+    write_tokens(root / "tokens")
+    return run_in_subprocess(root, RAW, "uninterrupted"), root / "uninterrupted"
+
+
 def kill_after_first_resume_checkpoint(tmp_path, name: str) -> dict:
     """Start a run, SIGKILL it as soon as resume.pt exists, return what it left behind."""
     argv, folder = runner_command(tmp_path, RAW, name)
@@ -41,9 +50,9 @@ def kill_after_first_resume_checkpoint(tmp_path, name: str) -> dict:
     return torch.load(resume, map_location="cpu", weights_only=True)
 
 
-def test_killed_run_resumes_to_the_same_weights_as_an_uninterrupted_run(tmp_path):
+def test_killed_run_resumes_to_the_same_weights_as_an_uninterrupted_run(tmp_path, uninterrupted):
     write_tokens(tmp_path / "tokens")
-    uninterrupted = run_in_subprocess(tmp_path, RAW, "uninterrupted")
+    uninterrupted, reference_folder = uninterrupted
 
     state = kill_after_first_resume_checkpoint(tmp_path, "killed")
     out = tmp_path / "killed" / "out"
@@ -60,12 +69,12 @@ def test_killed_run_resumes_to_the_same_weights_as_an_uninterrupted_run(tmp_path
     assert resumed["resumed_from_step"] >= state["step"] > 0
     assert resumed["val_loss"] == uninterrupted["val_loss"]
     final, reference = state_dict(out / "model.safetensors"), state_dict(
-        tmp_path / "uninterrupted" / "out" / "model.safetensors")
+        reference_folder / "out" / "model.safetensors")
     assert final.keys() == reference.keys()
     for name, tensor in reference.items():
         assert torch.equal(final[name], tensor), name
     # The log-spaced checkpoints written before the kill survive into the final folder, byte for byte.
-    reference_checkpoints = tmp_path / "uninterrupted" / "out" / "checkpoints"
+    reference_checkpoints = reference_folder / "out" / "checkpoints"
     checkpoints = sorted(path.name for path in (out / "checkpoints").iterdir())
     assert checkpoints == sorted(path.name for path in reference_checkpoints.iterdir())
     for checkpoint in checkpoints:
@@ -73,7 +82,7 @@ def test_killed_run_resumes_to_the_same_weights_as_an_uninterrupted_run(tmp_path
     assert not (out / "resume.pt").exists()
     # The metric curves cover the whole run once: replayed history plus the resumed updates.
     curve = Path("metrics") / "plots" / "metrics" / "train" / "loss.tsv"
-    assert (tmp_path / "killed" / curve).read_text() == (tmp_path / "uninterrupted" / curve).read_text()
+    assert (tmp_path / "killed" / curve).read_text() == (reference_folder / curve).read_text()
 
 
 class Crash(Exception):
@@ -229,9 +238,9 @@ elif fault == "publish":  # some checkpoints linked into the temporary checkpoin
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", ["update:13", "save:2", "publish:2"])
-def test_a_kill_at_any_point_resumes_to_the_uninterrupted_weights(tmp_path, fault):
+def test_a_kill_at_any_point_resumes_to_the_uninterrupted_weights(tmp_path, fault, uninterrupted):
     write_tokens(tmp_path / "tokens")
-    reference = run_in_subprocess(tmp_path, RAW, "uninterrupted")
+    reference, reference_folder = uninterrupted
     argv, folder = runner_command(tmp_path, RAW, "faulty")
     runner = tmp_path / "faulty_runner.py"
     runner.write_text(FAULTS + Path(argv[0]).read_text())
@@ -243,11 +252,10 @@ def test_a_kill_at_any_point_resumes_to_the_uninterrupted_weights(tmp_path, faul
 
     resumed = run_in_subprocess(tmp_path, RAW, "faulty")
     assert resumed["val_loss"] == reference["val_loss"]
-    final, expected = state_dict(out / "model.safetensors"), state_dict(
-        tmp_path / "uninterrupted" / "out" / "model.safetensors")
+    final, expected = state_dict(out / "model.safetensors"), state_dict(reference_folder / "out" / "model.safetensors")
     assert all(torch.equal(final[name], tensor) for name, tensor in expected.items())
     assert sorted(path.name for path in out.iterdir()) == ["checkpoints", "model.safetensors", "pretrain.lock"]
-    reference_checkpoints = tmp_path / "uninterrupted" / "out" / "checkpoints"
+    reference_checkpoints = reference_folder / "out" / "checkpoints"
     assert [(p.name, p.read_bytes()) for p in sorted((out / "checkpoints").iterdir())] == \
         [(p.name, p.read_bytes()) for p in sorted(reference_checkpoints.iterdir())]
 

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from gpt1.stages import bpe as bpe_stage
 from gpt1.stages import tokenize as tokenize_stage
@@ -69,6 +70,7 @@ def test_chunks_end_at_a_size_in_characters_too():
     assert [len(c) for c in parallel.chunks(["a"] * 7, documents=3, characters=100)] == [3, 3, 1]
 
 
+@pytest.mark.slow
 def test_workers_write_the_bytes_one_process_writes(english_documents, tmp_path):
     """Tokens and word counts do not depend on how many processes made them (several chunks of documents)."""
     documents = [clean(f"{i}: {text}") for i in range(3) for text in english_documents] * 20
