@@ -12,11 +12,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-# The longest files, longest first (pytest --durations): pytest-xdist hands whole files to its two workers in the
-# collection's order, two to each at the start, then one to whichever is free. test_cluster.py, skipped outside
-# `make test-cluster`, is the first worker's second file, so the longest run has that worker to itself.
-LONGEST_FIRST = ("test_pipeline.py", "test_paper_pipeline.py", "test_cluster.py", "test_user_data_pipeline.py",
-                 "test_resume.py", "test_released_pipeline.py", "test_ddp.py")
+# The longest files, longest first (pytest --durations): pytest-xdist hands whole files to its workers in the
+# collection's order, the next one to a worker once two or fewer of its tests are left to run.
+LONGEST_FIRST = ("test_pipeline.py", "test_paper_pipeline.py", "test_user_data_pipeline.py", "test_resume.py",
+                 "test_released_pipeline.py", "test_ddp.py")
 
 
 def pytest_collection_modifyitems(items):

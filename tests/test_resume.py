@@ -52,7 +52,7 @@ def kill_after_first_resume_checkpoint(tmp_path, name: str) -> dict:
 
 def test_killed_run_resumes_to_the_same_weights_as_an_uninterrupted_run(tmp_path, uninterrupted):
     write_tokens(tmp_path / "tokens")
-    uninterrupted, reference_folder = uninterrupted
+    reference, reference_folder = uninterrupted
 
     state = kill_after_first_resume_checkpoint(tmp_path, "killed")
     out = tmp_path / "killed" / "out"
@@ -67,11 +67,10 @@ def test_killed_run_resumes_to_the_same_weights_as_an_uninterrupted_run(tmp_path
 
     resumed = run_in_subprocess(tmp_path, RAW, "killed")
     assert resumed["resumed_from_step"] >= state["step"] > 0
-    assert resumed["val_loss"] == uninterrupted["val_loss"]
-    final, reference = state_dict(out / "model.safetensors"), state_dict(
-        reference_folder / "out" / "model.safetensors")
-    assert final.keys() == reference.keys()
-    for name, tensor in reference.items():
+    assert resumed["val_loss"] == reference["val_loss"]
+    final, expected = state_dict(out / "model.safetensors"), state_dict(reference_folder / "out" / "model.safetensors")
+    assert final.keys() == expected.keys()
+    for name, tensor in expected.items():
         assert torch.equal(final[name], tensor), name
     # The log-spaced checkpoints written before the kill survive into the final folder, byte for byte.
     reference_checkpoints = reference_folder / "out" / "checkpoints"
