@@ -77,10 +77,11 @@ def _predict(args, params) -> None:
 
 def _export_weights(args, params) -> None:
     from gpt1.files.atomic import claim_folder
+
+    claim_folder(args.out, args.force)  # a refused folder is refused before torch is imported (seconds)
     from gpt1.model import weights
     from gpt1.model.lm import GPT1, load_model
 
-    claim_folder(args.out, args.force)
     model = load_model(args.model)
     if not isinstance(model, GPT1):
         raise UserError(f"{args.model} is a {model.kind} model; only the Transformer has the released layouts")

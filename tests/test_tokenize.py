@@ -72,8 +72,9 @@ def test_chunks_end_at_a_size_in_characters_too():
 
 @pytest.mark.slow
 def test_workers_write_the_bytes_one_process_writes(english_documents, tmp_path):
-    """Tokens and word counts do not depend on how many processes made them (several chunks of documents)."""
-    documents = [clean(f"{i}: {text}") for i in range(3) for text in english_documents] * 20
+    """Tokens and word counts do not depend on how many processes made them (several chunks of documents). Each
+    document is a few hundred characters: a chunk ends at a count of documents, whatever their length."""
+    documents = [clean(f"{i}: {text[:400]}") for i in range(3) for text in english_documents] * 20
     assert len(documents) > 2 * parallel.CHUNK_DOCUMENTS
     corpus = tmp_path / "train.jsonl"
     corpus.write_text("".join(json.dumps({"text": text}) + "\n" for text in documents))
