@@ -78,7 +78,7 @@ def _predict(args, params) -> None:
 def _export_weights(args, params) -> None:
     from gpt1.files.atomic import claim_folder
 
-    claim_folder(args.out, args.force)  # a refused folder is refused before torch is imported (seconds)
+    claim_folder(args.out, args.force)  # before torch's import, which takes seconds: a refusal comes at once
     from gpt1.model import weights
     from gpt1.model.lm import GPT1, load_model
 

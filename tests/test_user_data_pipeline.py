@@ -70,8 +70,8 @@ def test_the_users_corpus_is_counted_and_holds_no_dev_or_test_sentence(project):
 
 def test_the_users_task_goes_through_every_stage_to_table_5_and_predict(project):
     """A declared task is a task like any other, from the baselines and every method's fine-tuning to Table 5 with
-    intervals, Figure 2's layer transfer and transfer curve, and `gpt1 predict`. The docs' other way to run the rest
-    of the pipeline, Snakemake, which runs two jobs at a time and keeps no lock file to rewrite after each."""
+    intervals, Figure 2's layer transfer and transfer curve, and `gpt1 predict`. The rest of the pipeline runs the
+    docs' other way, through Snakemake: two jobs at a time, and no lock file to rewrite after each."""
     repo, home, _ = project
     _run([str(BIN / "snakemake"), "--cores", "2"], repo, HOME=str(home))
     for method in ("full", "no_pretrain", "no_aux_lm", "lstm"):
