@@ -120,8 +120,9 @@ TOOLS = {
     "export-weights": (_export_weights, "write a Transformer checkpoint in transformers' or OpenAI's layout"),
     "generate": (_generate, "sample text from a language model (ours, a checkpoint, or released weights)"),
     "predict": (_predict, "run a kept fine-tuned model (results/finetune/<method>/<task>/seed<S>) on examples"),
-    "compare": (_compare, "B - A for every method and task two experiments ran, with Table 5's 95 % paired-bootstrap "
-                "interval and a verdict (experiments, git revisions or workspace; nothing checked out)"),
+    "compare": (_compare, "B - A for every method and task two experiments ran, with Table 5's 95 % interval (test "
+                "examples and seeds resampled) and a verdict (experiments, git revisions or workspace; nothing "
+                "checked out)"),
 }
 # file tools, which work outside a project, and compare, which reads each side's own params.yaml
 NO_PARAMS = ("import-weights", "fetch-released", "export-weights", "generate", "predict", "compare")

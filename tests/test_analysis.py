@@ -107,9 +107,9 @@ def _baseline_entry(test, dev=None):
 
 
 BASELINES_JSON = {  # the real layout: {task: {baseline: {"dev", "notes", "test"}}}
-    "cola": {"majority": _baseline_entry({"matthews": 0.0}),
+    "cola": {"majority": {**_baseline_entry({"matthews": 0.0}), "label": 0},
              "tfidf_logreg": _baseline_entry({"matthews": 0.1})},
-    "sent": {"majority": _baseline_entry({"accuracy": 0.75}),  # the majority class is the one to beat here
+    "sent": {"majority": {**_baseline_entry({"accuracy": 0.75}), "label": 0},  # the one to beat here
              "tfidf_logreg": _baseline_entry({"accuracy": 0.7})},
     "sim": {"majority": {**_baseline_entry({"pearson": 0.0, "spearman": 0.0}),
                          "notes": ["test: pearson is undefined (predictions are constant ...); reported as 0"]},
@@ -229,9 +229,14 @@ def test_missing_baselines_is_a_clear_error(tmp_path, baselines, message):
 
 
 def _write_metrics(folder, accuracy):
+    """A run's metrics.json (test 0.05 below dev) and its 200 test predictions, right on the share test gives."""
     folder.mkdir(parents=True)
     folder.joinpath("metrics.json").write_text(json.dumps({"dev": {"accuracy": accuracy},
                                                            "test": {"accuracy": accuracy - 0.05}}))
+    right = round(200 * (accuracy - 0.05))
+    folder.joinpath("predictions_test.jsonl").write_text("".join(
+        json.dumps({"index": index, "label": index % 2, "prediction": index % 2 if index < right else 1 - index % 2})
+        + "\n" for index in range(200)))
 
 
 def _layer_transfer_runs(root, depth=3, seeds=(1, 2)):
@@ -275,10 +280,25 @@ def test_layer_transfer_reads_all_layers_from_the_finetune_full_run(tmp_path):
 def test_layer_transfer_trend_per_task(tmp_path):
     _layer_transfer_runs(tmp_path)
     _run_layer_transfer(tmp_path)
-    trend = pd.read_csv(tmp_path / "layer_transfer_trend.csv").set_index("split")
-    assert list(trend.columns) == ["task", "all_minus_none", "spearman_rho", "spearman_p"]
+    trend = pd.read_csv(tmp_path / "layer_transfer_trend.csv", keep_default_na=False).set_index("split")
+    assert list(trend.columns) == ["task", "all_minus_none", "low", "high", "direction", "noise", "spearman_rho",
+                                   "spearman_p"]
     assert trend.loc["dev", "all_minus_none"] == pytest.approx(0.3)  # mean over seeds, all − none
     assert trend.loc["test", "spearman_rho"] == pytest.approx(1.0)  # rising with k
+    # test: +30 points over 200 rows and two close seeds, far beyond the noise of both
+    assert 0 < float(trend.loc["test", "low"]) < 0.3 < float(trend.loc["test", "high"])
+    assert trend.loc["test", "direction"] == "rises" and trend.loc["test", "noise"] == "test examples and seeds"
+    assert trend.loc["dev", "direction"] == ""  # dev has no interval: only test predictions are resampled
+
+
+def test_a_layer_transfer_that_loses_accuracy_falls(tmp_path):
+    for seed in (1, 2):
+        for layers in range(3):
+            _write_metrics(tmp_path / "layer_transfer" / "nli" / f"layers{layers}" / f"seed{seed}", 0.8 - 0.1 * layers)
+        _write_metrics(tmp_path / "finetune" / "full" / "nli" / f"seed{seed}", 0.45)
+    _run_layer_transfer(tmp_path)
+    trend = pd.read_csv(tmp_path / "layer_transfer_trend.csv").set_index("split")
+    assert trend.loc["test", "direction"] == "falls" and trend.loc["test", "high"] < 0
 
 
 def test_layer_transfer_names_the_missing_run(tmp_path):
@@ -286,3 +306,42 @@ def test_layer_transfer_names_the_missing_run(tmp_path):
     (tmp_path / "finetune" / "full" / "nli" / "seed2" / "metrics.json").unlink()
     with pytest.raises(UserError, match=r"full/nli/seed2/metrics.json not found; run the finetune stage \(method full\)"):
         _run_layer_transfer(tmp_path)
+
+
+def test_the_majority_class_is_the_training_examples_one_as_the_baselines_recorded(tmp_path):
+    """The baselines' majority class (label 1 here, from the training examples) is what the † mark compares with,
+    even where the test rows' own majority is the other label (0, 70 % of them)."""
+    _write_summary({"full": {"sent": [0.95], "sim": [0.9]}, "no_pretrain": {"sent": [0.7], "sim": [0.9]}}, tmp_path)
+    _write_skewed_predictions(tmp_path, "full", 20)
+    _write_skewed_predictions(tmp_path, "no_pretrain", None)
+    _write_predictions(tmp_path / "finetune", {"full": {"sim": [0.9]}, "no_pretrain": {"sim": [0.9]}})
+    baselines = {**BASELINES_JSON, "sent": {**BASELINES_JSON["sent"],
+                                            "majority": {**BASELINES_JSON["sent"]["majority"], "label": 1}}}
+    _run_ablation(tmp_path, ["sent", "sim"], [1], baselines)
+    markdown = (tmp_path / "ablation.md").read_text()
+    assert "| (majority class's score) | 30.0 |" in markdown
+    assert "| Transformer w/o pre-training | +40.0 [≥ +" in markdown and "70.0 ± 0.0 †" not in markdown
+    assert "the most frequent label of the training examples fine-tuning uses" in markdown
+
+
+def test_a_baselines_file_without_the_majority_label_names_the_stage_to_re_run(tmp_path):
+    _write_summary({"full": {"sent": [0.95], "sim": [0.9]}}, tmp_path)
+    _write_skewed_predictions(tmp_path, "full", 20)
+    _write_predictions(tmp_path / "finetune", {"full": {"sim": [0.9]}})
+    old = {**BASELINES_JSON, "sent": {**BASELINES_JSON["sent"], "majority": _baseline_entry({"accuracy": 0.75})}}
+    with pytest.raises(UserError, match="records no majority class for task 'sent'; re-run `gpt1 baselines`"):
+        _run_ablation(tmp_path, ["sent", "sim"], [1], old)
+
+
+def test_a_spread_is_rounded_once_from_its_unrounded_value(tmp_path):
+    """A std of 0.9504 reads 1.0, in ablation.md and from ablation_std.csv alike: rounded to 0.95 first and then
+    again, it would read 0.9 (0.95 is 0.9499... as a float)."""
+    mean = pd.DataFrame({"avg": [59.13], "sent": [59.13]}, index=pd.Index(["full"], name="method"))
+    std = pd.DataFrame({"avg": [0.9504], "sent": [0.9504]}, index=pd.Index(["full"], name="method"))
+    assert "| Transformer w/ aux LM (full) | 59.1 ± 1.0 | 59.1 ± 1.0 |" in analysis.markdown_table(mean, std)
+    _write_summary({"full": {"sent": [0.5, 0.5 + 0.009504 * 2 ** 0.5], "sim": [0.6, 0.6]}}, tmp_path)
+    _write_predictions(tmp_path / "finetune", {"full": {"sent": [0.9, 0.8], "sim": [0.9, 0.9]}})
+    _run_ablation(tmp_path, ["sent", "sim"], [1, 2])
+    written = pd.read_csv(tmp_path / "ablation_std.csv", index_col="method").loc["full", "sent"]
+    assert written == pytest.approx(0.9504, abs=1e-6) and f"{written:.1f}" == "1.0"
+    assert "± 1.0 |" in (tmp_path / "ablation.md").read_text()

@@ -1,5 +1,6 @@
-"""`gpt1 compare`: B − A per method and task with Table 5's paired-bootstrap interval, checked against a direct
-implementation (a loop over resamples with scikit-learn and scipy); an experiment against itself; the refusals."""
+"""`gpt1 compare`: B − A per method and task with Table 5's two-level bootstrap interval (test rows paired, each
+side's seeds drawn), checked against a direct implementation (a loop over resamples with scipy); an experiment
+against itself; the refusals."""
 
 import json
 from pathlib import Path
@@ -59,19 +60,21 @@ def project(root: Path, skill: dict[str, float], seeds=(1, 2), max_eval_examples
 
 def direct_bootstrap(tasks: dict[str, tuple[str, np.ndarray, list, list]], resamples: int = 2000) -> dict:
     """B − A written out, {task or "avg": (difference, low, high)} ×100 from `tasks` {task: (metric, gold, A's
-    predictions per seed, B's)}: one generator (seed 0) draws each task's resamples in turn, row 0 the whole test
-    set; per resample each side's metric per seed, averaged over seeds; the average over tasks per resample; the
-    2.5th and 97.5th percentiles of resamples 1..N."""
+    predictions per seed, B's)}: one generator (seed 0) draws each task's test rows, then B's seeds, then A's, in
+    turn, row 0 the whole test set with every seed once; per resample each side's metric on the drawn rows for each
+    drawn seed, averaged; the average over tasks per resample; the 2.5th and 97.5th percentiles of resamples 1..N."""
     rng = np.random.default_rng(0)
     differences = {}
     for task, (metric, gold, first, second) in tasks.items():
         rows = rng.integers(0, len(gold), size=(resamples + 1, len(gold)))
         rows[0] = np.arange(len(gold))
+        seeds_b, seeds_a = (rng.integers(0, len(side), size=(resamples + 1, len(side))) for side in (second, first))
+        seeds_b[0], seeds_a[0] = np.arange(len(second)), np.arange(len(first))
         score = (lambda g, p: np.mean(g == p)) if metric == "accuracy" else (lambda g, p: pearsonr(g, p)[0])
         values = []
-        for drawn in rows:
-            b, a = (np.mean([score(gold[drawn], np.asarray(by_seed)[drawn]) for by_seed in side])
-                    for side in (second, first))
+        for drawn, drawn_b, drawn_a in zip(rows, seeds_b, seeds_a):
+            b, a = (np.mean([score(gold[drawn], np.asarray(side[seed])[drawn]) for seed in picked])
+                    for side, picked in ((second, drawn_b), (first, drawn_a)))
             values.append(100 * (b - a))
         differences[task] = np.array(values)
     differences["avg"] = np.mean(list(differences.values()), axis=0)
@@ -100,13 +103,23 @@ def test_compare_gives_the_interval_a_direct_implementation_gives(tmp_path):
     assert gain.b - gain.a == pytest.approx(gain.difference)
 
 
-def test_an_experiment_against_itself_is_zero_with_the_interval_zero_zero(tmp_path):
+def test_an_experiment_against_itself_is_zero_and_no_difference(tmp_path):
+    """The same runs on both sides: 0 on the whole test set; the interval is the spread of drawing each side's
+    seeds, around 0."""
     side = Side("a", project(tmp_path / "a", {"full": 0.7, "no_pretrain": 0.6}))
     table = compare.compare(side, side)
-    assert (table[["difference", "low", "high"]] == 0).all().all()
-    assert set(table.verdict) == {"no difference"}
-    assert "| full | sentiment | accuracy |" in compare.markdown(table, "a", "a")
-    assert "+0.0 [+0.0, +0.0] | no difference |" in compare.markdown(table, "a", "a")
+    assert (table.difference == 0).all() and (table.low < 0).all() and (table.high > 0).all()
+    assert set(table.verdict) == {"no difference"} and set(table.noise) == {"test examples and seeds"}
+    markdown = compare.markdown(table, "a", "a")
+    assert "| full | sentiment | accuracy |" in markdown and "+0.0 [-" in markdown and "‡" not in markdown
+
+
+def test_one_seed_a_side_is_said_to_cover_the_test_rows_only(tmp_path):
+    first = Side("a", project(tmp_path / "a", {"full": 0.6, "no_pretrain": 0.5}, seeds=(1,)))
+    second = Side("b", project(tmp_path / "b", {"full": 0.8, "no_pretrain": 0.5}, seeds=(1,)))
+    table = compare.compare(first, second)
+    assert set(table.noise) == {"test examples only (one seed)"}
+    assert "‡ a side ran one seed: the interval covers the test examples only" in compare.markdown(table, "a", "b")
 
 
 @pytest.mark.parametrize("change", [{"max_eval_examples": 40}, {"test_text": "another row"}])

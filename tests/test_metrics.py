@@ -100,6 +100,7 @@ def test_majority_and_tfidf_baselines_on_a_separable_task(tmp_path):
     data = load_task_data(Samples.of(tiny_params()), "rt_polarity", tasks)
     results = baselines.task_baselines(data, seed=1)
     assert results["majority"]["test"] == {"accuracy": 0.5}  # always "negative", the larger class
+    assert results["majority"]["label"] == 0  # recorded: Table 5's † mark compares with this same class
     assert results["tfidf_logreg"]["test"] == {"accuracy": 1.0}
 
 
@@ -108,9 +109,12 @@ def test_regression_and_multiple_choice_baselines(tasks_dir):
     similarity = baselines.task_baselines(load_task_data(Samples.of(params), "lee_similarity", tasks_dir), seed=1)
     assert set(similarity) == {"majority", "tfidf_cosine"}  # no text classifier for a regression target
     assert similarity["majority"]["test"] == {"pearson": 0.0, "spearman": 0.0}
+    assert "label" not in similarity["majority"]  # a score has no majority class
     assert any("undefined" in note for note in similarity["majority"]["notes"])
     choice = baselines.task_baselines(load_task_data(Samples.of(params), "social_iqa", tasks_dir), seed=1)
     assert set(choice) == {"majority"} and 0 <= choice["majority"]["test"]["accuracy"] <= 1
+    answers = [example.label for example in load_task_data(Samples.of(params), "social_iqa", tasks_dir).splits["train"]]
+    assert choice["majority"]["label"] == max(sorted(set(answers)), key=answers.count)  # the most frequent answer
 
 
 def test_tfidf_cosine_baseline_scores_word_overlap(tmp_path):

@@ -239,7 +239,8 @@ def test_a_clear_rise_is_flagged():
     assert row["se"] == pytest.approx(0.021448, abs=1e-6)
     assert row["z"] == pytest.approx(9.325, abs=1e-3)
     assert row["spearman"] == pytest.approx(1.0)
-    assert (row["first_step"], row["last_step"], row["rises"]) == (1, 1000, True)
+    assert (row["first_step"], row["last_step"], row["direction"]) == (1, 1000, "rises")
+    assert row["noise"] == "test examples only (one pretraining run)"
 
 
 def test_noise_is_not_a_rise():
@@ -247,18 +248,23 @@ def test_noise_is_not_a_rise():
     # se = sqrt(0.5 * 0.5 / 200 + 0.52 * 0.48 / 200) = sqrt(0.002498) = 0.049980; z = 0.02 / 0.04998 = 0.400
     assert row["z"] == pytest.approx(0.400, abs=1e-3)
     assert row["spearman"] == pytest.approx(1.0)  # monotone, yet within the noise
-    assert not row["rises"]
+    assert row["direction"] == "flat"
 
 
-def test_a_large_but_erratic_change_is_not_a_rise():
+def test_a_clear_fall_is_called_a_fall_not_a_missing_rise():
+    row = zeroshot.trend(scores_over([1, 10, 100, 1000], [0.57, 0.50, 0.45, 0.40], 500)).iloc[0]
+    assert row["z"] < -1.96 and row["direction"] == "falls"
+
+
+def test_the_direction_is_the_ends_and_spearman_says_how_steady_the_way_was():
     row = zeroshot.trend(scores_over([1, 10, 100, 1000, 10000], [0.50, 0.80, 0.40, 0.45, 0.70], 1000)).iloc[0]
     assert row["z"] > 1.96 and row["spearman"] == pytest.approx(-0.1)  # ranks 3, 5, 1, 2, 4: 1 - 6 * 22 / 120
-    assert not row["rises"]
+    assert row["direction"] == "rises"  # higher at the end beyond the noise, by an erratic way
 
 
-def test_a_flat_curve_has_no_spearman_and_does_not_rise():
+def test_a_flat_curve_has_no_spearman_and_is_flat():
     row = zeroshot.trend(scores_over([1, 10], [0.0, 0.0], 100)).iloc[0]
-    assert row["z"] == 0.0 and math.isnan(row["spearman"]) and not row["rises"]
+    assert row["z"] == 0.0 and math.isnan(row["spearman"]) and row["direction"] == "flat"
 
 
 # --- heuristics ----------------------------------------------------------------------------------------

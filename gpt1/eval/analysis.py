@@ -1,8 +1,7 @@
-"""The paper's analysis from our scores: Table 5 (ablations) and Figure 2 left (layers transferred).
+"""The paper's Table 5 (ablations) from our scores: means, spreads, intervals, the majority class and the baselines.
 
-Inputs are files earlier stages wrote (results/scores_summary.csv, results/finetune/..., results/baselines.json,
-results/layer_transfer/...); outputs are tables and figures a person reads. Everything is deterministic:
-same inputs, same bytes.
+Inputs are files earlier stages wrote (results/scores_summary.csv, results/finetune/..., results/baselines.json);
+outputs are tables a person reads. Everything is deterministic: same inputs, same bytes.
 """
 
 from __future__ import annotations
@@ -10,21 +9,16 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")  # files only, never a window
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from gpt1.errors import UserError  # noqa: E402
-from gpt1.eval.figures import save_figure, test_and_dev_lines  # noqa: E402
-from gpt1.eval.intervals import (AgainstMajority, Interval, Predictions, against_majority,  # noqa: E402
-                                 paired_differences, read_predictions)
-from gpt1.eval.run_files import read_json, run_metrics  # noqa: E402
-from gpt1.data.records import TaskSpec  # noqa: E402
-from gpt1.layout import finetune_run, layer_transfer_run  # noqa: E402
-from gpt1.methods import METHODS  # noqa: E402
-from gpt1.paper import TABLE_5, TABLE_5_COLUMNS  # noqa: E402
+from gpt1.errors import UserError
+from gpt1.eval.intervals import (AgainstMajority, Interval, Predictions, against_majority, paired_differences,
+                                 read_predictions)
+from gpt1.eval.run_files import read_json
+from gpt1.data.records import TaskSpec
+from gpt1.layout import finetune_run
+from gpt1.methods import METHODS
+from gpt1.paper import TABLE_5, TABLE_5_COLUMNS
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +46,7 @@ def ablation_table(summary: pd.DataFrame, specs: dict[str, TaskSpec]) -> tuple[p
     mean.insert(0, "avg", mean.mean(axis=1))
     std.insert(0, "avg", std.mean(axis=1))  # mean of per-task stds: a readable spread, not a combined std
     mean.index.name = std.index.name = "method"
-    return mean.round(2), std.round(2)
+    return mean, std  # unrounded: every table and page rounds once, from these
 
 
 def paper_gain(method: str) -> float:
@@ -62,7 +56,7 @@ def paper_gain(method: str) -> float:
 
 def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: list[str],
                      seeds: list[int]) -> dict[str, dict[str, Interval]]:
-    """{method: {task or "avg": full − method}} from the finetune runs' test predictions, seeds pooled."""
+    """{method: {task or "avg": full − method}} from the finetune runs' test predictions (test rows and seeds drawn)."""
     def predictions(task: str, method: str) -> Predictions:
         return read_predictions([finetune_run(task, method, seed, results_dir, specs[task].model_of) for seed in seeds])
 
@@ -73,16 +67,27 @@ def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: lis
             for method in methods if method != "full"}
 
 
-def majority_checks(results_dir: Path, specs: dict[str, TaskSpec], methods: list[str],
-                    seeds: list[int]) -> dict[str, dict[str, AgainstMajority]]:
-    """{method: {task: method − always the majority class of the scored test rows}} for every task with classes or
-    candidates (a score has no majority class), seeds pooled."""
+def majority_checks(results_dir: Path, specs: dict[str, TaskSpec], methods: list[str], seeds: list[int],
+                    baselines: dict) -> dict[str, dict[str, AgainstMajority]]:
+    """{method: {task: method − always the majority class}} for every task with classes or candidates (a score has
+    no majority class); the majority class is the baselines' (results/baselines.json: the most frequent label of the
+    training examples fine-tuning uses), the method's seeds resampled."""
     labelled = {task: spec for task, spec in specs.items() if not spec.is_regression}
     classes = {task: len(spec.labels) for task, spec in labelled.items()}
+    labels = {task: majority_label(baselines, task) for task in labelled}
     return {method: against_majority({task: (spec.primary_metric, read_predictions(
-                [finetune_run(task, method, seed, results_dir, spec.model_of) for seed in seeds])) for task, spec in labelled.items()},
-                classes=classes)
+                [finetune_run(task, method, seed, results_dir, spec.model_of) for seed in seeds]), labels[task])
+                for task, spec in labelled.items()}, classes=classes)
             for method in methods}
+
+
+def majority_label(baselines: dict, task: str) -> float:
+    """The majority class the baselines stage recorded for a task (results/baselines.json)."""
+    label = baselines[task].get("majority", {}).get("label")
+    if label is None:
+        raise UserError(f"results/baselines.json records no majority class for task '{task}'; re-run "
+                        "`gpt1 baselines`")
+    return label
 
 
 def not_above_majority(checks: dict[str, dict[str, AgainstMajority]]) -> dict[str, set[str]]:
@@ -137,28 +142,38 @@ def majority_finding(checks: dict[str, dict[str, AgainstMajority]]) -> str | Non
             f"shares: {'; '.join(marked)}.")
 
 
+INTERVAL_COLUMNS = ["comparison", "column", "difference", "low", "high", "verdict", "noise"]
+
+
 def interval_frame(intervals: dict[str, dict[str, Interval]],
                    checks: dict[str, dict[str, AgainstMajority]] | None = None) -> pd.DataFrame:
     """ablation_intervals.csv: full − method per column (a two-sided 95 % interval), then method − majority class
-    per task with classes (`low`: the one-sided 95 % lower bound, no `high`; verdict "above" or "not above")."""
+    per task with classes (`low`: the one-sided 95 % lower bound, no `high`; verdict "above" or "not above");
+    `noise`: what the interval resampled (the test examples and the seeds, or the test examples only)."""
     rows = [{"comparison": f"full - {method}", "column": column, "difference": interval.difference,
-             "low": interval.low, "high": interval.high, "verdict": interval.verdict}
+             "low": interval.low, "high": interval.high, "verdict": interval.verdict, "noise": interval.noise}
             for method, by_column in intervals.items() for column, interval in by_column.items()]
     rows += [{"comparison": f"{method} - majority class", "column": task, "difference": check.difference,
-              "low": check.low, "high": float("nan"), "verdict": check.verdict}
+              "low": check.low, "high": float("nan"), "verdict": check.verdict, "noise": check.noise}
              for method, by_task in (checks or {}).items() for task, check in by_task.items()]
-    return pd.DataFrame(rows, columns=["comparison", "column", "difference", "low", "high", "verdict"])
+    return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
+
+
+ONE_SEED = "‡"  # an interval over the test examples only: a side had one seed
 
 
 def interval_markdown(intervals: dict[str, dict[str, Interval]], columns: list[str]) -> str:
     lines = ["| full − method | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
     for method, by_column in intervals.items():
-        cells = [f"{_with_interval(by_column[c])} {by_column[c].verdict}" for c in columns]
+        cells = [f"{_with_interval(by_column[c])} {by_column[c].verdict}"
+                 + ("" if by_column[c].seeds_counted else f" {ONE_SEED}") for c in columns]
         lines.append(f"| {METHODS[method].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 NOT_ABOVE_MAJORITY = "†"
+# The one definition of the majority class, as the pages word it (gpt1/eval/baselines.py computes it).
+MAJORITY_CLASS = "the most frequent label of the training examples fine-tuning uses"
 
 
 def majority_markdown(checks: dict[str, dict[str, AgainstMajority]]) -> str:
@@ -195,14 +210,14 @@ def against_baselines(mean: pd.DataFrame, baselines: dict, specs: dict[str, Task
     rows = []
     for task in mean.columns.drop("avg"):
         metric = specs[task].primary_metric
-        scored = {name: round(entry["test"][metric] * 100, 2) for name, entry in baselines[task].items()
+        scored = {name: entry["test"][metric] * 100 for name, entry in baselines[task].items()
                   if metric in entry.get("test", {})}
         if not scored:
             raise UserError(f"no baseline of task '{task}' has a test {metric}; re-run `gpt1 baselines`")
         best = max(scored, key=scored.get)  # a tie keeps the first in the file's (sorted) order
         full = mean.loc["full", task]
         rows.append({"task": task, "metric": metric, "full": full, "best_baseline": scored[best],
-                     "baseline": best, "difference": round(full - scored[best], 2)})
+                     "baseline": best, "difference": full - scored[best]})
     return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
 
 
@@ -235,50 +250,3 @@ def markdown_table(frame: pd.DataFrame, std: pd.DataFrame | None = None,
                  for column, value in row.items()]
         lines.append(f"| {METHODS[method].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-# --- Figure 2 left: layers transferred ------------------------------------------------------------
-
-
-def layer_transfer_rows(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int],
-                         all_layers: int) -> pd.DataFrame:
-    """One row per (task, k, seed, split); k = all_layers comes from the finetune stage's `full` run,
-    which is that point exactly (starting_model.reinitialise_blocks keeps every block without drawing)."""
-    rows = []
-    for task in tasks:
-        for seed in seeds:
-            points = {kept: run_metrics(layer_transfer_run(task, kept, seed, results_dir), "the layer_transfer stages")
-                      for kept in layers}
-            points[all_layers] = run_metrics(finetune_run(task, "full", seed, results_dir),
-                                             "the finetune stage (method full)")
-            rows += [{"task": task, "layers": kept, "seed": seed, "split": split,
-                      "accuracy": metrics[split]["accuracy"]}
-                     for kept, metrics in points.items() for split in ("dev", "test")]
-    return pd.DataFrame(rows)
-
-
-def layer_transfer_trend(table: pd.DataFrame, all_layers: int) -> pd.DataFrame:
-    """Per task and split: all − none (mean accuracies; NaN without k = 0) and Spearman's ρ of mean vs k."""
-    from scipy.stats import spearmanr  # imported where needed: scipy adds a second to every stage's start
-
-    rows = []
-    for (task, split), group in table.groupby(["task", "split"]):
-        mean = group.set_index("layers")["mean"]
-        none = mean.get(0, float("nan"))
-        # constant accuracies (or one point) have no rank order: spearmanr returns NaN, which we write as such
-        rho, p_value = spearmanr(mean.index, mean.values) if mean.nunique() > 1 else (float("nan"), float("nan"))
-        rows.append({"task": task, "split": split, "all_minus_none": mean[all_layers] - none,
-                     "spearman_rho": rho, "spearman_p": p_value})
-    return pd.DataFrame(rows, columns=["task", "split", "all_minus_none", "spearman_rho", "spearman_p"])
-
-
-def plot_layer_transfer(table: pd.DataFrame, tasks: list[str], layers: list[int], out_png: Path) -> None:
-    figure, axes = plt.subplots(figsize=(5.5, 4), dpi=120)
-    test_and_dev_lines(axes, table, tasks, "layers", lambda task, rows, split: f"{task} ({split})", scale=100)
-    axes.set_xlabel("pretrained layers transferred")
-    axes.set_ylabel("accuracy (%), mean ± std over seeds")
-    axes.set_xticks(sorted(layers))
-    axes.set_title("Layers transferred (cf. GPT-1 Figure 2, left)")
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=8)
-    save_figure(figure, out_png)

@@ -11,7 +11,9 @@
   TF-IDF vectors (IDF fitted on the training texts), untrained on the scores: the lexical-overlap
   reference a correlation metric is usually read against.
 Training data = the same seeded subsample as `gpt1 finetune` (finetune.max_train_examples); dev/test =
-the same seeded samples of `max_eval_examples` rows. Output: one JSON, {task: {baseline: {"dev", "test", "notes"}}}.
+the same seeded samples of `max_eval_examples` rows. Output: one JSON, {task: {baseline: {"dev", "test", "notes"}}};
+the majority baseline of a task with classes or candidates also records its `label`, the one definition of "the
+majority class" that Table 5's † mark reads too (gpt1/eval/intervals.py).
 """
 
 from __future__ import annotations
@@ -32,13 +34,15 @@ BASELINES = ("majority", "tfidf_logreg", "tfidf_cosine")
 SEPARATOR = "_delimiter_"  # GPT-1's delimiter name; a word to TfidfVectorizer's default token pattern
 
 
-def _majority_predictions(data: TaskData, count: int) -> list[float]:
+def majority_label(data: TaskData) -> float:
+    """The most frequent label of the training examples fine-tuning uses (the lowest on a tie), or their mean for a
+    regression target."""
     labels = [example.label for example in data.splits["train"]]
     if data.spec.is_regression:
-        return [round(float(np.mean(labels)), DIGITS)] * count
+        return round(float(np.mean(labels)), DIGITS)
     tally = Counter(int(label) for label in labels)
     most = max(tally.values())
-    return [min(label for label, n in tally.items() if n == most)] * count
+    return min(label for label, n in tally.items() if n == most)
 
 
 def _text(example: Example) -> str:
@@ -97,7 +101,8 @@ def tfidf_logreg(data: TaskData, seed: int):
 def task_baselines(data: TaskData, seed: int) -> dict[str, dict]:
     """{baseline: {"dev": metrics, "test": metrics, "notes": [...]}} for one task."""
     results: dict[str, dict] = {}
-    predictors = {"majority": lambda examples: _majority_predictions(data, len(examples))}
+    majority = majority_label(data)
+    predictors = {"majority": lambda examples: [majority] * len(examples)}
     if has_text_baseline(data):
         model = tfidf_logreg(data, seed)
         predictors["tfidf_logreg"] = lambda examples: model.predict([_text(e) for e in examples]).tolist()
@@ -111,4 +116,6 @@ def task_baselines(data: TaskData, seed: int) -> dict[str, dict]:
             entry[split] = scored.values
             entry["notes"] += [f"{split}: {note}" for note in scored.notes]
         results[name] = entry
+    if not data.spec.is_regression:
+        results["majority"]["label"] = majority
     return results

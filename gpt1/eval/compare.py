@@ -1,8 +1,9 @@
 """`gpt1 compare A B`: did an experiment's change help beyond the noise of the test set?
 
 For every fine-tuning method and task both sides ran, B − A (×100, each task's first metric) with the 95 %
-paired-bootstrap interval that Table 5's differences use (gpt1/eval/intervals.py: the same test examples resampled
-for both, each side's seeds pooled, the same resample count and generator seed) and the verdict computed from it.
+interval that Table 5's differences use (gpt1/eval/intervals.py: a two-level bootstrap, the same test examples
+resampled for both and each side's seeds resampled on their own, the same resample count and generator seed) and the
+verdict computed from it. Where a side ran one seed, the row says its interval covers the test examples only.
 
 A side is an experiment name, a git revision or `workspace`. A revision's files are read from git and DVC's cache
 (DVCFileSystem) into a temporary folder laid out as the project: nothing is checked out, the workspace is not
@@ -24,7 +25,7 @@ import pandas as pd
 from gpt1.data.records import TaskSpec
 from gpt1.data.task_data import seeded_subset
 from gpt1.errors import UserError
-from gpt1.eval.intervals import Interval, Predictions, paired_differences, read_predictions, resampled_scores
+from gpt1.eval.intervals import NOISE, Interval, Predictions, paired_differences, read_predictions, resampled_scores
 from gpt1.layout import FINETUNE as FINETUNE_FOLDER, RESULTS, TASK_SPEC, TASKS, run_predictions, split_file
 from gpt1.params.files import DEFAULT_PARAMS
 
@@ -35,7 +36,7 @@ FINETUNE = RESULTS / FINETUNE_FOLDER  # results/finetune: <method>/<task>/seed<S
 AVERAGE = "avg"
 # What B − A's interval says, from Interval.verdict (above 0: "supported").
 VERDICTS = {"supported": "better", "reversed": "worse", "not supported": "no difference"}
-COLUMNS = ["method", "task", "metric", "a", "b", "difference", "low", "high", "verdict"]
+COLUMNS = ["method", "task", "metric", "a", "b", "difference", "low", "high", "verdict", "noise"]
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ def opened(project: Path, names: list[str]) -> Iterator[list[Side]]:
 
 
 def _score(metric: str, predictions: Predictions, classes: int) -> float:
-    """The side's score on the whole test set, seeds pooled, ×100 (row 0 of a bootstrap: every row once)."""
+    """The side's score on the whole test set, the mean over its seeds, ×100 (row 0 of a bootstrap: every row once)."""
     return 100 * float(resampled_scores(metric, predictions, np.arange(len(predictions.labels))[None], classes)[0])
 
 
@@ -197,7 +198,7 @@ def compare(first: Side, second: Side) -> pd.DataFrame:
             interval = intervals[column]
             rows.append({"method": method, "task": column, "metric": metric, "a": score_a, "b": score_b,
                          "difference": interval.difference, "low": interval.low, "high": interval.high,
-                         "verdict": VERDICTS[interval.verdict]})
+                         "verdict": VERDICTS[interval.verdict], "noise": interval.noise})
     if not rows:
         raise UserError(f"{first.name} and {second.name} share no fine-tuning method and task to compare")
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -209,11 +210,16 @@ def _ordered(names: list[str], order: list[str]) -> list[str]:
 
 
 def markdown(table: pd.DataFrame, first: str, second: str) -> str:
-    lines = [f"B − A, ×100: B = {second}, A = {first}. [95 % interval: paired bootstrap over the same test "
-             "examples, seeds pooled, as Table 5's]; better / worse: the interval lies above / below 0.", "",
+    lines = [f"B − A, ×100: B = {second}, A = {first}. [95 % interval: two-level bootstrap, the same test examples "
+             "resampled for both sides and each side's seeds resampled on their own, as Table 5's]; better / worse: "
+             "the interval lies above / below 0.", "",
              "| method | task | metric | A | B | B − A [95 % interval] | verdict |", "|" + "---|" * 7]
     lines += [f"| {row.method} | {row.task} | {row.metric} | {row.a:.1f} | {row.b:.1f} | {row.difference:+.1f} "
-              f"[{row.low:+.1f}, {row.high:+.1f}] | {row.verdict} |" for row in table.itertuples()]
+              f"[{row.low:+.1f}, {row.high:+.1f}] | {row.verdict}{'' if row.noise == NOISE[True] else ' ‡'} |"
+              for row in table.itertuples()]
+    if any(table.noise != NOISE[True]):
+        lines += ["", "‡ a side ran one seed: the interval covers the test examples only, not the spread between "
+                  "seeds."]
     return "\n".join(lines) + "\n"
 
 

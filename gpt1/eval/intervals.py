@@ -1,14 +1,20 @@
-"""Paired bootstrap intervals for differences between fine-tuning methods, seeds pooled.
+"""Intervals for differences between fine-tuning methods: a two-level bootstrap over test examples and seeds.
 
-A method's score on a resample of the test set is its metric on those rows, averaged over its seeds; two
-methods are compared on the *same* resampled rows (paired), so what varies is only which test examples
-were drawn. The average over tasks resamples each task's test set independently and averages the per-task
-differences. A difference is called "supported" when its 95 % interval lies above 0, "reversed" when it
-lies below 0, and "not supported" otherwise.
+A method's score on one task is its metric on the test rows, averaged over its seeds. Two sources of noise move it:
+which test examples were drawn, and which seeds ran. Each bootstrap resample draws the test rows with replacement,
+the same rows for both methods (paired), and then each method's seeds with replacement, every side on its own (its
+seeds are its own runs); the method's score on the resample is the mean, over its drawn seeds, of the metric on
+the drawn rows. This is the stratified bootstrap of Agarwal et al. 2021 (runs resampled within each task) with the
+test examples resampled as well, as Bouthillier et al. 2021 recommend: a verdict must not rest on which seeds
+happened to run. The average over tasks resamples each task's rows and seeds independently and averages the
+per-task differences. A difference is called "supported" when its 95 % interval lies above 0, "reversed" when it
+lies below 0, and "not supported" otherwise. With one seed on a side there is no seed spread to draw from: the
+interval then covers the test examples only, and says so (`Interval.seeds_counted`).
 
-A method is also set against always predicting the majority class of the rows it was scored on (the same paired
-resamples): its score is "above" the majority class when the one-sided 95 % lower bound of method − majority
-class is above 0, and "not above" otherwise — what a model that learnt nothing but the label shares scores.
+A method is also set against always predicting the majority class of the task's training split (what a model that
+learnt nothing but the training labels' shares scores), on the same test resamples: its score is "above" the
+majority class when the one-sided 95 % lower bound of method − majority class is above 0, and "not above"
+otherwise.
 """
 
 from __future__ import annotations
@@ -38,9 +44,10 @@ class Predictions:
 
 @dataclass(frozen=True)
 class Interval:
-    difference: float  # on the full test set, ×100
+    difference: float  # on the full test set with every seed once, ×100
     low: float
     high: float
+    seeds_counted: bool = True  # False: a side had one seed, so only the test examples were resampled
 
     @property
     def verdict(self) -> str:
@@ -49,6 +56,20 @@ class Interval:
         if self.high < 0:
             return "reversed"
         return "not supported"
+
+    @property
+    def direction(self) -> str:
+        """The verdict of a trend's later − earlier point: it rises, falls, or is flat within the noise."""
+        return DIRECTIONS[self.verdict]
+
+    @property
+    def noise(self) -> str:
+        """What the interval counts, as the output files say it."""
+        return NOISE[self.seeds_counted]
+
+
+NOISE = {True: "test examples and seeds", False: "test examples only (one seed)"}
+DIRECTIONS = {"supported": "rises", "reversed": "falls", "not supported": "flat"}
 
 
 def read_predictions(run_dirs: list[Path]) -> Predictions:
@@ -69,11 +90,16 @@ def read_predictions(run_dirs: list[Path]) -> Predictions:
     return Predictions(labels=labels, by_seed=np.asarray(rows, dtype=float))
 
 
-def resampled_scores(metric: str, predictions: Predictions, rows: np.ndarray, classes: int = 2) -> np.ndarray:
-    """The metric on each resample (`rows`: resamples × examples indices), averaged over seeds; evaluation's own
-    implementation (gpt1/eval/metrics.py), vectorised over the resamples. `classes`: the task's label count (f1)."""
+def resampled_scores(metric: str, predictions: Predictions, rows: np.ndarray, classes: int = 2,
+                     seed_draws: np.ndarray | None = None) -> np.ndarray:
+    """The metric on each resample (`rows`: resamples × examples indices), averaged over the seeds `seed_draws`
+    picks for that resample (resamples × seeds indices; None: every seed once); evaluation's own implementation
+    (gpt1/eval/metrics.py), vectorised over the resamples. `classes`: the task's label count (f1)."""
     gold = predictions.labels[rows]
-    return np.mean([metric_values(metric, gold, predicted[rows], classes) for predicted in predictions.by_seed], axis=0)
+    per_seed = np.stack([metric_values(metric, gold, predicted[rows], classes) for predicted in predictions.by_seed])
+    if seed_draws is None:
+        return per_seed.mean(axis=0)
+    return np.take_along_axis(per_seed, seed_draws.T, axis=0).mean(axis=0)
 
 
 def draw_rows(examples: int, rng: np.random.Generator, resamples: int = RESAMPLES) -> np.ndarray:
@@ -83,21 +109,39 @@ def draw_rows(examples: int, rng: np.random.Generator, resamples: int = RESAMPLE
     return rows
 
 
+def draw_seeds(seeds: int, rng: np.random.Generator, resamples: int = RESAMPLES) -> np.ndarray:
+    """Seed indices of `resamples` bootstrap samples of a method's seeds (as many as it ran), each seed once in row 0."""
+    draws = rng.integers(0, seeds, size=(resamples + 1, seeds))
+    draws[0] = np.arange(seeds)
+    return draws
+
+
+def bootstrap_scores(metric: str, predictions: Predictions, rows: np.ndarray, rng: np.random.Generator,
+                     classes: int = 2) -> np.ndarray:
+    """One side's score on each two-level resample: the test rows given (shared with the other side), its own seeds
+    drawn here; row 0 is the whole test set with every seed once."""
+    return resampled_scores(metric, predictions, rows, classes,
+                            draw_seeds(len(predictions.by_seed), rng, len(rows) - 1))
+
+
 def paired_differences(tasks: dict[str, tuple[str, Predictions, Predictions]],
                        resamples: int = RESAMPLES, classes: dict[str, int] | None = None) -> dict[str, Interval]:
     """Interval of method A − method B per task and for their average, ×100.
 
-    `tasks`: {task: (metric, A's predictions, B's predictions)}; the same rows are drawn for A and B. `classes`:
-    {task: its label count} where a metric needs it (f1 is binary for 2, the default)."""
+    `tasks`: {task: (metric, A's predictions, B's predictions)}; the same rows are drawn for A and B, the seeds for
+    each on its own. `classes`: {task: its label count} where a metric needs it (f1 is binary for 2, the default)."""
     differences = _resampled_differences(tasks, resamples, classes)
+    counted = {task: min(len(first.by_seed), len(second.by_seed)) > 1 for task, (_, first, second) in tasks.items()}
     if differences:
         differences["avg"] = np.mean(list(differences.values()), axis=0)
-    return {name: Interval(float(values[0]), *percentile_interval(values)) for name, values in differences.items()}
+        counted["avg"] = all(counted.values())
+    return {name: Interval(float(values[0]), *percentile_interval(values), seeds_counted=counted[name])
+            for name, values in differences.items()}
 
 
 def _resampled_differences(tasks: dict[str, tuple[str, Predictions, Predictions]], resamples: int,
                            classes: dict[str, int] | None) -> dict[str, np.ndarray]:
-    """Per task, A − B ×100 on the whole test set (row 0) and on each paired resample, drawn task after task."""
+    """Per task, A − B ×100 on the whole test set (row 0) and on each two-level resample, drawn task after task."""
     rng = np.random.default_rng(RNG_SEED)
     differences = {}
     for task, (metric, first, second) in tasks.items():
@@ -105,18 +149,19 @@ def _resampled_differences(tasks: dict[str, tuple[str, Predictions, Predictions]
             raise UserError(f"task '{task}': the two methods were scored on different test rows")
         rows = draw_rows(len(first.labels), rng, resamples)
         count = (classes or {}).get(task, 2)
-        differences[task] = 100 * (resampled_scores(metric, first, rows, count) -
-                                   resampled_scores(metric, second, rows, count))
+        differences[task] = 100 * (bootstrap_scores(metric, first, rows, rng, count) -
+                                   bootstrap_scores(metric, second, rows, rng, count))
     return differences
 
 
 @dataclass(frozen=True)
 class AgainstMajority:
-    """A method's score on one task against always predicting the majority class of the rows it was scored on."""
+    """A method's score on one task against always predicting the majority class of the task's training split."""
 
-    majority: float  # the majority class's score on those rows, ×100 (for accuracy: the largest class's share)
+    majority: float  # the majority class's score on the scored test rows, ×100 (accuracy: that class's share)
     difference: float  # method − majority class on those rows, ×100
     low: float  # the one-sided LEVEL lower bound of the difference
+    seeds_counted: bool = True  # False: the method had one seed
 
     @property
     def above(self) -> bool:
@@ -126,28 +171,33 @@ class AgainstMajority:
     def verdict(self) -> str:
         return "above" if self.above else "not above"
 
-
-def majority_class(predictions: Predictions) -> Predictions:
-    """Always the most frequent gold label of these rows (the lowest on a tie), as one seed's predictions."""
-    values, counts = np.unique(predictions.labels, return_counts=True)
-    return Predictions(predictions.labels, np.full((1, len(predictions.labels)), values[np.argmax(counts)]))
+    @property
+    def noise(self) -> str:
+        return NOISE[self.seeds_counted]
 
 
-def against_majority(tasks: dict[str, tuple[str, Predictions]], resamples: int = RESAMPLES,
+def always(label: float, predictions: Predictions) -> Predictions:
+    """Always `label`, on the rows `predictions` were scored on, as one (deterministic) seed's predictions."""
+    return Predictions(predictions.labels, np.full((1, len(predictions.labels)), float(label)))
+
+
+def against_majority(tasks: dict[str, tuple[str, Predictions, float]], resamples: int = RESAMPLES,
                      classes: dict[str, int] | None = None) -> dict[str, AgainstMajority]:
-    """Per task ({task: (metric, the method's predictions)}, class or candidate labels), the method against always
-    predicting the majority class of its scored rows, on the same paired resamples as `paired_differences`."""
-    majorities = {task: majority_class(predictions) for task, (_, predictions) in tasks.items()}
+    """Per task ({task: (metric, the method's predictions, the training split's majority label)}), the method
+    against always predicting that label, on the same two-level resamples as `paired_differences` (the majority
+    class is one deterministic prediction: only the method's seeds are drawn)."""
+    majorities = {task: always(label, predictions) for task, (_, predictions, label) in tasks.items()}
     differences = _resampled_differences({task: (metric, predictions, majorities[task])
-                                          for task, (metric, predictions) in tasks.items()}, resamples, classes)
+                                          for task, (metric, predictions, _) in tasks.items()}, resamples, classes)
     result = {}
     for task, values in differences.items():
-        metric, majority = tasks[task][0], majorities[task]
+        metric, predictions, majority = tasks[task][0], tasks[task][1], majorities[task]
         reference = resampled_scores(metric, majority, np.arange(len(majority.labels))[None],
                                      (classes or {}).get(task, 2))[0]
         # rounded: a seed mean of identical scores may differ from them in the last bit, which is not "above"
         low = round(float(np.percentile(values[1:], 100 * (1 - LEVEL))), 6) + 0.0  # + 0.0: never -0.0
-        result[task] = AgainstMajority(round(100 * float(reference), 6), round(float(values[0]), 6) + 0.0, low)
+        result[task] = AgainstMajority(round(100 * float(reference), 6), round(float(values[0]), 6) + 0.0, low,
+                                       seeds_counted=len(predictions.by_seed) > 1)
     return result
 
 

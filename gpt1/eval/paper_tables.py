@@ -16,7 +16,8 @@ import pandas as pd
 
 from gpt1.data.paper_tasks import PAPER_TASKS
 from gpt1.data.records import TaskSpec
-from gpt1.eval.intervals import RESAMPLES, RNG_SEED, draw_rows, percentile_interval, read_predictions, resampled_scores
+from gpt1.eval.intervals import (NOISE, RESAMPLES, RNG_SEED, bootstrap_scores, draw_rows, percentile_interval,
+                                 read_predictions)
 from gpt1.eval.run_files import run_metrics
 from gpt1.layout import finetune_run
 from gpt1.methods import FULL
@@ -31,7 +32,7 @@ def without_paper_result(tasks) -> list[str]:
 
 
 COLUMNS = ["table", "paper_task", "paper", "task", "relation", "metric", "seeds", "mean", "std", "low", "high",
-           "difference"]
+           "noise", "difference"]
 
 
 def is_stand_in(task: str) -> bool:
@@ -41,8 +42,9 @@ def is_stand_in(task: str) -> bool:
 
 def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
                resamples: int = RESAMPLES) -> tuple[pd.DataFrame, dict | None]:
-    """A row per selected task: ours (mean, std over seeds and the bootstrap interval of the seeds' mean, ×100,
-    on the paper's metric) beside the paper's score; and the GLUE mean when every GLUE task is the paper's own."""
+    """A row per selected task: ours (mean, std over seeds and the two-level bootstrap interval of the seeds' mean:
+    test examples and seeds resampled, ×100, on the paper's metric) beside the paper's score; and the GLUE mean when
+    every GLUE task is the paper's own."""
     rng = np.random.default_rng(RNG_SEED)
     rows, resampled = [], {}
     apart = without_paper_result(specs)
@@ -55,15 +57,15 @@ def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
         per_seed = [100 * run_metrics(run, f"the finetune stage (method {METHOD})")["test"][paper.metric]
                     for run in runs]
         predictions = read_predictions(runs)
-        values = 100 * resampled_scores(paper.metric, predictions, draw_rows(len(predictions.labels), rng, resamples),
-                                        len(spec.labels))
+        values = 100 * bootstrap_scores(paper.metric, predictions, draw_rows(len(predictions.labels), rng, resamples),
+                                        rng, len(spec.labels))
         resampled[task] = values
         low, high = percentile_interval(values)
         mean, std = float(np.mean(per_seed)), float(np.std(per_seed, ddof=1)) if len(seeds) > 1 else 0.0
         rows.append({"table": paper.table, "paper_task": paper_task, "paper": paper.value, "task": task,
                      "relation": "stand-in" if is_stand_in(task) else "paper task", "metric": paper.metric,
                      "seeds": len(seeds), "mean": mean, "std": std,
-                     "low": low, "high": high, "difference": mean - paper.value})
+                     "low": low, "high": high, "noise": NOISE[len(seeds) > 1], "difference": mean - paper.value})
     paper_order = {name: place for place, name in enumerate(PAPER_SCORES)}  # the paper's column order
     frame = pd.DataFrame(rows, columns=COLUMNS).sort_values(["table", "paper_task"], key=lambda column: column.map(
         paper_order) if column.name == "paper_task" else column, kind="stable").reset_index(drop=True)
@@ -80,8 +82,9 @@ def markdown(frame: pd.DataFrame, glue: dict | None, seeds: int, apart: list[str
         "# The paper's Tables 2–4 beside ours",
         "",
         f"Ours: `{METHOD}` (Transformer w/ aux LM), test score ×100 on the paper's metric, mean ± std over {seeds} "
-        f"seed(s), and its 95 % interval [2.5th, 97.5th percentile over {RESAMPLES:,} bootstrap resamples of the "
-        "test examples, the seeds' mean on each]. The paper: its test sets (GLUE's evaluation server), one "
+        f"seed(s), and its 95 % interval [2.5th, 97.5th percentile over {RESAMPLES:,} two-level bootstrap "
+        "resamples: the test examples drawn with replacement, then the seeds, the drawn seeds' mean on each; with "
+        "one seed, the test examples only]. The paper: its test sets (GLUE's evaluation server), one "
         "117M-parameter model pretrained on BooksCorpus. A stand-in is other data, or the same data at another "
         "scale: its difference says how far this scale is from the paper's, not whether the paper reproduces.",
     ]

@@ -5,8 +5,8 @@ learning rate chosen on dev for them, so the zero point is no pretraining at its
 finetune.variants leaves no_pretrain out); the last update is its full run; in between, the transfer_curve
 stage's runs from the kept pretraining checkpoints. Scores are the
 task's headline metric ×100, mean ± std over seeds. The trend per task and split: last − first, with a 95 %
-interval from a paired bootstrap over test examples (seeds pooled, gpt1/eval/intervals.py) and its verdict, and
-Spearman's ρ of the mean score with the updates.
+interval from the two-level bootstrap over test examples and seeds that Table 5 uses (gpt1/eval/intervals.py) and
+the direction it gives (rises, falls or flat), and Spearman's ρ of the mean score with the updates.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from gpt1.methods import FULL, NO_PRETRAIN  # noqa: E402
 SPLITS = ("dev", "test")
 TABLE_COLUMNS = ["task", "metric", "split", "updates", "tokens", "mean", "std", "seeds"]
 TREND_COLUMNS = ["task", "metric", "split", "first_updates", "last_updates", "last_minus_first", "low", "high",
-                 "verdict", "spearman_rho", "spearman_p"]
+                 "direction", "noise", "spearman_rho", "spearman_p"]
 
 
 def point_runs(results_dir: Path, task: str, steps: list[int], final_step: int, seeds: list[int],
@@ -63,7 +63,7 @@ def curve_table(results_dir: Path, specs: dict[str, TaskSpec], steps: list[int],
 def curve_trend(results_dir: Path, table: pd.DataFrame, steps: list[int], final_step: int,
                 seeds: list[int], with_zero: bool) -> pd.DataFrame:
     """Per task and split: last − first point (×100) and Spearman's ρ of the mean score with the updates; for
-    test, the difference's 95 % interval (paired bootstrap over test examples) and verdict."""
+    test, the difference's 95 % interval (two-level bootstrap over test examples and seeds) and direction."""
     from scipy.stats import spearmanr  # imported where needed: scipy adds a second to every stage's start
 
     rows = []
@@ -81,7 +81,8 @@ def curve_trend(results_dir: Path, table: pd.DataFrame, steps: list[int], final_
             rows.append({"task": task, "metric": metric, "split": split, "first_updates": first,
                          "last_updates": final_step, "last_minus_first": curve[final_step] - curve[first],
                          "low": interval.low if test else float("nan"), "high": interval.high if test else float("nan"),
-                         "verdict": interval.verdict if test else "", "spearman_rho": rho, "spearman_p": p_value})
+                         "direction": interval.direction if test else "", "noise": interval.noise if test else "",
+                         "spearman_rho": rho, "spearman_p": p_value})
     return pd.DataFrame(rows, columns=TREND_COLUMNS)
 
 

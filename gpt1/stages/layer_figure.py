@@ -10,7 +10,7 @@ import pandas as pd
 from gpt1 import layout
 from gpt1.files.atomic import atomic_path
 from gpt1.params.schema import Params
-from gpt1.eval.analysis import plot_layer_transfer, layer_transfer_rows, layer_transfer_trend
+from gpt1.eval.layer_transfer import plot_layer_transfer, layer_transfer_rows, layer_transfer_trend
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ def run_layer_transfer(results_dir: Path, tasks: list[str], layers: list[int], s
     table["std"] = table["std"].fillna(0.0)  # one seed: no spread
     with atomic_path(files.layer_transfer) as temporary:
         table.to_csv(temporary, index=False, float_format="%.4f")
-    trend = layer_transfer_trend(table, all_layers)
+    trend = layer_transfer_trend(results_dir, table, seeds, all_layers)
     with atomic_path(files.layer_transfer_trend) as temporary:
         trend.to_csv(temporary, index=False, float_format="%.4f")
     log.info("layer transfer trend:\n%s", trend.to_string())

@@ -22,7 +22,7 @@ def run_paper_tables(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds
     frame, glue = comparison(results_dir, specs, seeds)
     files = layout.Results(results_dir)
     with atomic_path(files.paper_tables) as temporary:
-        frame.to_csv(temporary, index=False, float_format="%.2f")
+        frame.to_csv(temporary, index=False)  # every digit: a page rounds the value once
     atomic_write_text(files.paper_tables_markdown, markdown(frame, glue, len(seeds), without_paper_result(tasks)))
     log.info("Tables 2-4 beside the paper:\n%s", frame[["paper_task", "paper", "task", "mean", "low", "high"]]
              .to_string(index=False))
