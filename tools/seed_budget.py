@@ -2,15 +2,14 @@
 
     python tools/seed_budget.py --seeds 1 2 3 4 5 6 7 8 --counts 3 5 8
 
-Run it in a project where `dvc repro` has finished (the default's main job). It fine-tunes every Table 5 job (method ×
-task) again with all of `--seeds`, one process a job as the finetune stage runs it (`gpt1 finetune`, with a profile
-that sets finetune.seeds): the seeds the main job trained are copied back from data/training_state, not trained
-again, so each job trains only the new seeds, and its log gives each seed's own seconds. Then it computes Table 5's
-intervals (gpt1/eval/analysis.py, the two-level bootstrap) on the first 3, 5 and 8 seeds. It writes what it measured
-to docs/measurements/seed-budget.json beside the machine (tools/measure.py's record): per job its wall time and each
-new seed's seconds, the finetune stage's time at each count estimated from those parts (a job's time outside its
-seeds, plus its mean seed's seconds times the count), and the intervals' widths. The fine-tuning runs it adds go to
-results/finetune: run it in a copy of the project, not in the checkout whose results you commit.
+Run it in a copy of a project where `dvc repro` has finished (the default's main job), with its results/finetune
+removed: it fine-tunes every Table 5 job (method × task) again with all of `--seeds`, one process a job as the
+finetune stage runs it (`gpt1 finetune`, with a profile that sets finetune.seeds), into results/finetune. The first
+seeds repeat the main job's runs byte for byte; every job's log gives each seed's own seconds. Then it computes
+Table 5's intervals (gpt1/eval/analysis.py, the two-level bootstrap) on the first 3, 5 and 8 seeds. It writes what it
+measured to docs/measurements/seed-budget.json beside the machine (tools/measure.py's record): per job its wall time
+and each seed's seconds, the finetune stage's time at each count estimated from those parts (a job's time outside
+its seeds, plus its mean seed's seconds times the count), and the intervals' widths.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ SEED_SECONDS = re.compile(r"/ seed (\d+): test .*; seconds: ([\d.]+) model .*?, 
 
 
 def train(methods: list[str], tasks: list[str], seeds: list[int]) -> list[dict]:
-    """Each (method, task) job with every seed; its wall time and each seed it trained (copied-back ones log none)."""
+    """Each (method, task) job with every seed; its wall time and each seed's seconds."""
     jobs = []
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=".", prefix="seed-budget-") as profile:
         profile.write(json.dumps({"finetune": {"seeds": seeds}}))
@@ -55,7 +54,7 @@ def train(methods: list[str], tasks: list[str], seeds: list[int]) -> list[dict]:
 
 def stage_seconds(jobs: list[dict], count: int) -> float:
     """The finetune stage's seconds at `count` seeds, one job after another: each job's time outside its seeds
-    (start-up, reading, the copied-back seeds) plus its mean seed's seconds times `count`."""
+    (start-up, reading the task and the model) plus its mean seed's seconds times `count`."""
     total = 0.0
     for job in jobs:
         per_seed = list(job["seed_seconds"].values())
