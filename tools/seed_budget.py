@@ -62,8 +62,9 @@ def stage_seconds(jobs: list[dict], count: int) -> float:
     return total
 
 
-def widths(methods: list[str], tasks: list[str], seeds: list[int], counts: list[int]) -> dict:
-    """Per count: each comparison's interval (full − method, per task and on average) and the average's width."""
+def widths(methods: list[str], tasks: list[str], seeds: list[int], counts: list[int], draws: int) -> dict:
+    """Per count: each comparison's interval (full − method, per task and on average) and the average's width; and,
+    with `draws` generator seeds, how far each bound moves with the bootstrap's own draw (lowest and highest)."""
     from gpt1 import layout
     from gpt1.data.records import TaskSpec
     from gpt1.eval.analysis import method_intervals
@@ -82,6 +83,16 @@ def widths(methods: list[str], tasks: list[str], seeds: list[int], counts: list[
                                                         "verdict": interval.verdict}
                                                for column, interval in by.items()}
                           for method, by in intervals.items()}}
+        drawn = [method_intervals(layout.RESULTS, specs, methods, seeds[:count], rng_seed=generator)
+                 for generator in range(draws)]
+        result[str(count)]["bounds_over_generator_seeds"] = {
+            f"full - {method}": {column: {"low": [round(min(d[method][column].low for d in drawn), 2),
+                                                  round(max(d[method][column].low for d in drawn), 2)],
+                                          "high": [round(min(d[method][column].high for d in drawn), 2),
+                                                   round(max(d[method][column].high for d in drawn), 2)],
+                                          "verdicts": sorted({d[method][column].verdict for d in drawn})}
+                                 for column in by}
+            for method, by in intervals.items()}
     return result
 
 
@@ -90,23 +101,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", required=True, help="every seed, the main job's first")
     parser.add_argument("--counts", type=int, nargs="+", required=True, help="how many of them to compare")
     parser.add_argument("--skip-training", action="store_true", help="the runs exist: only compute the widths")
+    parser.add_argument("--generator-seeds", type=int, default=6,
+                        help="bootstrap generator seeds to show how far the bounds move with the draw itself")
     args = parser.parse_args(argv)
     from gpt1.params.schema import load_params
 
     params = load_params()
     methods, tasks = list(params.finetune.variants), [t for t in params.data.tasks if params.data.model_of(t) is None]
-    jobs = [] if args.skip_training else train(methods, tasks, args.seeds)
-    record = {"counts": args.counts, "precision": "fp32", "commit": commit(),
-              "date": time.strftime("%Y-%m-%d"), "machine": machine(), "jobs": jobs,
-              "finetune_stage": {str(count): {"seconds": round(stage_seconds(jobs, count), 1),
-                                              "clock": clock(stage_seconds(jobs, count))}
-                                 for count in args.counts} if jobs else {},
-              "widths": widths(methods, [*params.data.scored_tasks], args.seeds, args.counts)}
     target = FOLDER / "seed-budget.json"
+    if args.skip_training:  # the timings, their machine and commit stay those of the run that measured them
+        timed = {key: value for key, value in json.loads(target.read_text()).items()
+                 if key in ("commit", "date", "machine", "jobs", "finetune_stage")} if target.is_file() else {}
+    else:
+        jobs = train(methods, tasks, args.seeds)
+        timed = {"commit": commit(), "date": time.strftime("%Y-%m-%d"), "machine": machine(), "jobs": jobs,
+                 "finetune_stage": {str(count): {"seconds": round(stage_seconds(jobs, count), 1),
+                                                 "clock": clock(stage_seconds(jobs, count))} for count in args.counts}}
+    record = {"counts": args.counts, "precision": "fp32", **timed,
+              "widths": widths(methods, [*params.data.scored_tasks], args.seeds, args.counts, args.generator_seeds)}
     partial = target.with_suffix(".json.tmp")
     partial.write_text(json.dumps(record, indent=2) + "\n")
     partial.replace(target)
-    print(json.dumps({key: record[key] for key in ("finetune_stage",)}, indent=2))
+    print(json.dumps(record.get("finetune_stage", {}), indent=2))
     print(json.dumps({count: entry["mean_width_of_the_average"] for count, entry in record["widths"].items()}))
     return 0
 

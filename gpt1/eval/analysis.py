@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 
 from gpt1.errors import UserError
-from gpt1.eval.intervals import (AgainstMajority, Interval, Predictions, against_majority, paired_differences,
-                                 read_predictions)
+from gpt1.eval.intervals import (RNG_SEED, AgainstMajority, Interval, Predictions, against_majority,
+                                 paired_differences, read_predictions)
 from gpt1.eval.run_files import read_json
 from gpt1.data.records import TaskSpec
 from gpt1.layout import finetune_run
@@ -54,8 +54,8 @@ def paper_gain(method: str) -> float:
     return round(PAPER_TABLE_5.loc["full", "avg"] - PAPER_TABLE_5.loc[method, "avg"], 1)
 
 
-def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: list[str],
-                     seeds: list[int]) -> dict[str, dict[str, Interval]]:
+def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: list[str], seeds: list[int],
+                     rng_seed: int = RNG_SEED) -> dict[str, dict[str, Interval]]:
     """{method: {task or "avg": full − method}} from the finetune runs' test predictions (test rows and seeds drawn)."""
     def predictions(task: str, method: str) -> Predictions:
         return read_predictions([finetune_run(task, method, seed, results_dir, specs[task].model_of) for seed in seeds])
@@ -63,7 +63,7 @@ def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: lis
     full = {task: predictions(task, "full") for task in specs}  # read once, compared with every method
     classes = {task: len(spec.labels) for task, spec in specs.items()}
     return {method: paired_differences({task: (spec.primary_metric, full[task], predictions(task, method))
-                                        for task, spec in specs.items()}, classes=classes)
+                                        for task, spec in specs.items()}, classes=classes, rng_seed=rng_seed)
             for method in methods if method != "full"}
 
 

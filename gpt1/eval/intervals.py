@@ -124,13 +124,14 @@ def bootstrap_scores(metric: str, predictions: Predictions, rows: np.ndarray, rn
                             draw_seeds(len(predictions.by_seed), rng, len(rows) - 1))
 
 
-def paired_differences(tasks: dict[str, tuple[str, Predictions, Predictions]],
-                       resamples: int = RESAMPLES, classes: dict[str, int] | None = None) -> dict[str, Interval]:
+def paired_differences(tasks: dict[str, tuple[str, Predictions, Predictions]], resamples: int = RESAMPLES,
+                       classes: dict[str, int] | None = None, rng_seed: int = RNG_SEED) -> dict[str, Interval]:
     """Interval of method A − method B per task and for their average, ×100.
 
     `tasks`: {task: (metric, A's predictions, B's predictions)}; the same rows are drawn for A and B, the seeds for
-    each on its own. `classes`: {task: its label count} where a metric needs it (f1 is binary for 2, the default)."""
-    differences = _resampled_differences(tasks, resamples, classes)
+    each on its own. `classes`: {task: its label count} where a metric needs it (f1 is binary for 2, the default).
+    `rng_seed`: the generator's seed; another one shows how far the bounds move with the bootstrap's own draw."""
+    differences = _resampled_differences(tasks, resamples, classes, rng_seed)
     counted = {task: min(len(first.by_seed), len(second.by_seed)) > 1 for task, (_, first, second) in tasks.items()}
     if differences:
         differences["avg"] = np.mean(list(differences.values()), axis=0)
@@ -140,9 +141,9 @@ def paired_differences(tasks: dict[str, tuple[str, Predictions, Predictions]],
 
 
 def _resampled_differences(tasks: dict[str, tuple[str, Predictions, Predictions]], resamples: int,
-                           classes: dict[str, int] | None) -> dict[str, np.ndarray]:
+                           classes: dict[str, int] | None, rng_seed: int = RNG_SEED) -> dict[str, np.ndarray]:
     """Per task, A − B ×100 on the whole test set (row 0) and on each two-level resample, drawn task after task."""
-    rng = np.random.default_rng(RNG_SEED)
+    rng = np.random.default_rng(rng_seed)
     differences = {}
     for task, (metric, first, second) in tasks.items():
         if not np.array_equal(first.labels, second.labels):

@@ -125,7 +125,7 @@ def trend(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_csv(table: pd.DataFrame, path: Path) -> None:
-    atomic_write_text(path, table.to_csv(index=False, float_format="%.6f", lineterminator="\n"))
+    atomic_write_text(path, table.to_csv(index=False, lineterminator="\n"))  # every digit: a page rounds once
 
 
 def plot(table: pd.DataFrame, tasks: list[ZeroShotTask], out_png: Path) -> None:

@@ -103,7 +103,7 @@ def run(params: Params, results_dir: Path, tasks_dir: Path) -> pd.DataFrame:
     summary = summarise(scores)
     files = Results(results_dir)
     atomic_write_text(files.scores, scores.to_csv(index=False, float_format="%.6f"))
-    atomic_write_text(files.scores_summary, summary.to_csv(index=False, float_format="%.6f"))
+    atomic_write_text(files.scores_summary, summary.to_csv(index=False))  # every digit: the tables round it once
     specs = {task: TaskSpec.from_file(task_spec(task, tasks_dir)) for task in params.data.scored_tasks}
     headline = headline_metrics(summary, specs, params.finetune.variants)
     atomic_write_text(files.evaluation_metrics, json.dumps(headline, indent=2) + "\n")

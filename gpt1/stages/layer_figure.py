@@ -24,10 +24,10 @@ def run_layer_transfer(results_dir: Path, tasks: list[str], layers: list[int], s
     table = frame.groupby(["task", "split", "layers"])["accuracy"].agg(["mean", "std"]).reset_index()
     table["std"] = table["std"].fillna(0.0)  # one seed: no spread
     with atomic_path(files.layer_transfer) as temporary:
-        table.to_csv(temporary, index=False, float_format="%.4f")
+        table.to_csv(temporary, index=False)  # every digit: a page rounds the value once
     trend = layer_transfer_trend(results_dir, table, seeds, all_layers)
     with atomic_path(files.layer_transfer_trend) as temporary:
-        trend.to_csv(temporary, index=False, float_format="%.4f")
+        trend.to_csv(temporary, index=False)
     log.info("layer transfer trend:\n%s", trend.to_string())
     plot_layer_transfer(table, tasks, [*layers, all_layers], files.layer_transfer_plot)
     return table

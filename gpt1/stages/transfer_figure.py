@@ -30,10 +30,10 @@ def run_transfer_curve(results_dir: Path, tasks_dir: Path, tasks: list[str], ste
     files = layout.Results(results_dir)
     table = curve_table(results_dir, specs, steps, final_step, seeds, tokens_per_update, with_zero)
     with atomic_path(files.transfer_curve) as temporary:
-        table.to_csv(temporary, index=False, float_format="%.2f")
+        table.to_csv(temporary, index=False)  # every digit: a page rounds the value once
     trend = curve_trend(results_dir, table, steps, final_step, seeds, with_zero)
     with atomic_path(files.transfer_curve_trend) as temporary:
-        trend.to_csv(temporary, index=False, float_format="%.4f")
+        trend.to_csv(temporary, index=False)
     log.info("transfer over pretraining, trend:\n%s", trend.to_string(index=False))
     plot_curve(table, files.transfer_curve_plot)
     return table
