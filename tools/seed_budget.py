@@ -110,11 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     methods, tasks = list(params.finetune.variants), [t for t in params.data.tasks if params.data.model_of(t) is None]
     target = FOLDER / "seed-budget.json"
     if args.skip_training:  # the timings, their machine and commit stay those of the run that measured them
-        timed = {key: value for key, value in json.loads(target.read_text()).items()
-                 if key in ("commit", "date", "machine", "jobs", "finetune_stage")} if target.is_file() else {}
+        timed = ({key: value for key, value in json.loads(target.read_text()).items()
+                 if key in ("commit", "date", "machine", "exit_status", "wall_s", "jobs", "finetune_stage")}
+                 if target.is_file() else {})
     else:
         jobs = train(methods, tasks, args.seeds)
-        timed = {"commit": commit(), "date": time.strftime("%Y-%m-%d"), "machine": machine(), "jobs": jobs,
+        timed = {"commit": commit(), "date": time.strftime("%Y-%m-%d"), "machine": machine(), "exit_status": 0,
+                 "wall_s": round(sum(job["wall_s"] for job in jobs), 1), "jobs": jobs,
                  "finetune_stage": {str(count): {"seconds": round(stage_seconds(jobs, count), 1),
                                                  "clock": clock(stage_seconds(jobs, count))} for count in args.counts}}
     record = {"counts": args.counts, "precision": "fp32", **timed,
