@@ -13,6 +13,7 @@ import yaml
 from gpt1.cli import main as cli_main
 from gpt1.commands import plan_report
 from gpt1.commands.plan import MEASURED, plan
+from gpt1.commands.plan_corpus import BYTES_PER_TOKEN
 from gpt1.params.schema import load_params
 from tiny import ROOT
 
@@ -101,11 +102,15 @@ def test_paper_profile(no_data):
     parameters = 116_534_784 + 3 * 768  # transformers' openai-gpt with the 3 special tokens' rows
     transformer = row(figures["pretraining"], model="Transformer")
     assert transformer["parameters"] == parameters
-    assert transformer["tokens"] == 300_000 * 32_768 == 9_830_400_000
+    # 100 epochs of books1 before it is downloaded: its 6.30 GiB over the bytes a 40,000-merge BPE token covers
+    corpus = round(round(6.30 * 2**30) / BYTES_PER_TOKEN[40_000])
+    assert figures["corpus"] == {"tokens": corpus, "exact": False, "source": figures["corpus"]["source"]}
+    assert figures["corpus"]["source"].startswith("estimate: books1 6,764.6 MB at 4.73 bytes a token")
+    updates = math.ceil(100 * corpus / 32_768)
+    assert transformer["updates"] == updates and transformer["tokens"] == updates * 32_768
     per_token = 6 * parameters + 12 * 12 * 768 * 512
-    assert transformer["flops"] == pytest.approx(9_830_400_000 * per_token)
-    assert transformer["gpu_hours"] == pytest.approx(9_830_400_000 * per_token / H200_FLOPS / HOUR)
-    assert 5.2 < transformer["gpu_hours"] < 5.4
+    assert transformer["flops"] == pytest.approx(updates * 32_768 * per_token)
+    assert transformer["gpu_hours"] == pytest.approx(updates * 32_768 * per_token / H200_FLOPS / HOUR)
     # MNLI: GLUE's 392,702 training pairs less the carved dev split (10 %), 3 epochs of 32, 3 seeds;
     # [s] premise $ hypothesis [e] with the assumed 28 + 14 tokens.
     mnli = row(figures["finetuning"], method="full", task="mnli")
@@ -201,3 +206,34 @@ def test_docs_paper_run_md_quotes_the_plan_as_the_command_prints_it(no_data, cap
                       if printed[i:i + len(stretch)] == stretch]
             assert starts, (shlex.join(words), stretch)
             position = starts[0] + len(stretch)
+
+
+def test_the_plan_knows_the_corpus_exactly_once_tokenized_and_measures_a_local_folder(no_data):
+    params = profile("paper")
+    (no_data / "data/tokens").mkdir(parents=True)
+    meta = {"vocab_size": 40_481, "train": {"tokens": 1_000_000_000}}
+    (no_data / "data/tokens/meta.json").write_text(json.dumps(meta))
+    figures = plan(params)
+    assert figures["corpus"] == {"tokens": 1_000_000_000, "exact": True, "source": "exact: data/tokens/meta.json"}
+    assert row(figures["pretraining"], model="Transformer")["updates"] == math.ceil(100 * 1e9 / 32_768)
+    (no_data / "data/tokens/meta.json").unlink()
+    books = no_data / "my_books"
+    books.mkdir()
+    (books / "one.txt").write_text("x" * 400_000)
+    (books / "two.txt").write_text("y" * 600_000)
+    (no_data / "books.yaml").write_text(yaml.safe_dump({"data": {"corpus": ["books"],
+                                                                 "local_paths": {"books": str(books)}}}))
+    mine = load_params(ROOT / "params.yaml", [ROOT / "profiles" / "paper.yaml", no_data / "books.yaml"])
+    corpus = plan(mine)["corpus"]
+    assert corpus["tokens"] == round(1_000_000 / BYTES_PER_TOKEN[40_000]) and not corpus["exact"]
+    assert corpus["source"].startswith("estimate: books 1.0 MB")
+
+
+def test_a_corpus_of_unknown_size_with_epochs_is_one_clear_error(no_data, capsys):
+    (no_data / "books.yaml").write_text(yaml.safe_dump({"data": {"corpus": ["books"]}}))
+    words = ["--params", str(ROOT / "params.yaml"), "--profile", str(ROOT / "profiles" / "paper.yaml"), "--profile",
+             str(no_data / "books.yaml"), "plan"]
+    assert cli_main(words) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert "pretrain.epochs counts the transformer's updates over the corpus, whose size is not known" in line
+    assert "unknown until prepared or set: books" in line

@@ -186,3 +186,29 @@ def test_the_transfer_curve_says_it_does_not_apply_unless_asked_for(tmp_path, mo
     raw["analysis"]["transfer_curve_steps"] = [2]  # asked for explicitly: the stage says why it cannot
     with pytest.raises(UserError, match="pretrain.max_steps is 0"):
         transfer_curve.main(SimpleNamespace(task=task, step=None, seed=None), parse_params(raw))
+
+
+def test_the_released_route_without_story_cloze_names_the_task_and_the_line_that_runs_the_rest(tmp_path):
+    """The paper profile's tasks include Story Cloze, whose files are registration-only: before anything is
+    fetched, the download stage names it and gives the line that leaves it out; that line's task list loads."""
+    from gpt1.data import registry
+    from gpt1.params.files import compose_raw
+    from gpt1.params.schema import load_params
+    from gpt1.stages import download
+    from tiny import ROOT
+
+    profiles = [ROOT / "profiles/paper.yaml", ROOT / "profiles/released.yaml"]
+    params = load_params(ROOT / "params.yaml", profiles)
+    wanted = registry.sources_needed(params.data.corpus, params.data.scored_tasks)
+    with pytest.raises(UserError) as error:
+        download.check_local_folders(params, wanted)
+    message = str(error.value)
+    assert message.startswith("task story_cloze reads 'story_cloze', which is not downloaded but a folder of your "
+                              "own: set data.local_paths.story_cloze to it (got None); or run without it: dvc exp "
+                              "run -S 'data.tasks=[")
+    kept = message.split("data.tasks=[", 1)[1].split("]", 1)[0].split(",")
+    assert "story_cloze" not in kept and len(kept) == len(params.data.tasks) - 1
+    raw, _ = compose_raw(ROOT / "params.yaml", profiles)
+    raw["data"]["tasks"] = kept
+    assert parse_params(raw).data.tasks == kept  # the line's selection is a valid run
+    download.check_local_folders(parse_params(raw), registry.sources_needed(raw["data"]["corpus"], kept))

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from gpt1 import layout
+from gpt1.commands.plan_corpus import CorpusSize, corpus_size
 from gpt1.commands.plan_tasks import TaskWork, task_work, trained_tasks
 from gpt1.errors import UserError
 from gpt1.kinds import DISPLAY_NAMES, KINDS, LSTM, TRANSFORMER
@@ -103,10 +104,14 @@ def model_sizes(params, vocab: int) -> dict[str, tuple[int, float]]:
     return sizes
 
 
-def pretraining_rows(params, sizes, throughput: Throughput, gpus: int) -> list[dict]:
+def pretraining_rows(params, sizes, throughput: Throughput, gpus: int, corpus: CorpusSize) -> list[dict]:
     rows = []
     for kind in KINDS:  # dvc.yaml pretrains both kinds: fine-tuning and the zero-shot analysis read them
-        updates = PretrainSchedule.of(params.pretrain, kind).updates
+        schedule = PretrainSchedule.of(params.pretrain, kind, corpus.tokens)
+        if not schedule.known:
+            raise UserError(f"pretrain.epochs counts the {kind}'s updates over the corpus, whose size is not known "
+                            f"({corpus.source}): set the folder in data.local_paths, or run `gpt1 prepare`")
+        updates = schedule.updates
         tokens = updates * params.pretrain.tokens_per_update
         flops = tokens * sizes[kind][1]
         hours = flops / throughput.flops / 3600
@@ -152,7 +157,8 @@ def plan(params, gpus: int = 1, throughput: Throughput = MEASURED) -> dict:
         raise UserError(f"--gpus {gpus}: give at least 1 GPU")
     vocab, vocab_source = vocab_size(params)
     sizes = model_sizes(params, vocab)
-    pretraining = pretraining_rows(params, sizes, throughput, gpus)
+    corpus = corpus_size(params)
+    pretraining = pretraining_rows(params, sizes, throughput, gpus, corpus)
     finetuning = finetuning_rows(params, sizes, throughput)
     jobs: dict[str, float] = {}
     for row in finetuning:
@@ -163,7 +169,8 @@ def plan(params, gpus: int = 1, throughput: Throughput = MEASURED) -> dict:
     finetune_wall = max(jobs.get(longest, 0.0), finetune_hours / gpus)
     pretrain_wall = sum(row["wall_hours"] for row in pretraining)  # each kind's pretraining takes every GPU in turn
     return dict(gpus=gpus, throughput={**asdict(throughput), "achieved_flops": throughput.flops},
-                vocab_size=vocab, vocab_source=vocab_source, pretraining=pretraining, finetuning=finetuning,
+                vocab_size=vocab, vocab_source=vocab_source, corpus=asdict(corpus), epochs=params.pretrain.epochs,
+                pretraining=pretraining, finetuning=finetuning,
                 finetuning_jobs=jobs, longest_job=longest, finetuning_gpu_hours=finetune_hours,
                 finetuning_wall_hours=finetune_wall,
                 total_gpu_hours=sum(row["gpu_hours"] for row in pretraining) + finetune_hours,

@@ -46,6 +46,14 @@ def _gpus(count: int) -> str:
     return f"{count} GPU{'s' if count > 1 else ''}"
 
 
+def corpus_line(figures: dict) -> str:
+    """The corpus pretraining reads, and how many updates its epochs come to (where the length is in epochs)."""
+    corpus, epochs = figures["corpus"], figures["epochs"]
+    size = "unknown" if corpus["tokens"] is None else f"{corpus['tokens']:,} training tokens"
+    unit = f"; {epochs:g} epochs of it" if epochs else ""
+    return f"Corpus: {size} ({corpus['source']}){unit}."
+
+
 def render(figures: dict) -> str:
     gpus, rate = figures["gpus"], figures["throughput"]
     jobs, longest = figures["finetuning_jobs"], figures["longest_job"]
@@ -61,6 +69,7 @@ def render(figures: dict) -> str:
     lines = [f"Throughput: {rate['tokens_per_second']:,.0f} tokens/s x {rate['flops_per_token'] / 1e6:,.1f} MFLOP a "
              f"token = {rate['achieved_flops'] / 1e12:,.1f} TFLOP/s achieved ({rate['setting']}; {rate['device']}, "
              f"{rate['date']}; {rate['source']}). Every time below is FLOPs / that rate, per GPU.", "",
+             corpus_line(figures),
              f"Pretraining (each model on {_gpus(gpus)} in turn; DDP assumed to scale linearly"
              f"{'' if gpus == 1 else ', on one node: torchrun --standalone'}):", pretraining, "",
              "Fine-tuning (runs: seeds, or an analysis's blocks or checkpoints x seeds; tokens: epochs x runs x the "

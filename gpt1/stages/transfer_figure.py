@@ -47,6 +47,8 @@ def main(args, params: Params) -> None:
         not_applicable([files.transfer_curve, files.transfer_curve_trend], files.transfer_curve_plot, reason)
         log.info("%s: %s", applicability.NOT_APPLICABLE, reason)
         return
-    run_transfer_curve(layout.RESULTS, layout.TASKS, analysis.transfer_curve_tasks, analysis.transfer_curve_steps,
-                       PretrainSchedule.of(params.pretrain, TRANSFORMER).updates, analysis.layer_transfer_seeds,
-                       params.pretrain.tokens_per_update, with_zero=NO_PRETRAIN in params.finetune.variants)
+    schedule = PretrainSchedule.of(params.pretrain, TRANSFORMER)
+    run_transfer_curve(layout.RESULTS, layout.TASKS, analysis.transfer_curve_tasks,
+                       schedule.curve_steps(analysis.transfer_curve_steps), schedule.updates,
+                       analysis.layer_transfer_seeds, params.pretrain.tokens_per_update,
+                       with_zero=NO_PRETRAIN in params.finetune.variants)
