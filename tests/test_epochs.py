@@ -62,3 +62,15 @@ def test_with_epochs_each_curve_step_is_the_nearest_kept_checkpoint(tmp_path, mo
     schedule = PretrainSchedule.of(params.pretrain, TRANSFORMER)
     assert schedule.kept_checkpoints == (1, 6, 32, 178, 1000)
     assert schedule.curve_steps([5, 30, 40, 200, 990]) == [6, 32, 178]  # never the last: that is full's own run
+
+
+def test_a_models_own_max_steps_keeps_the_curve_steps_to_its_kept_checkpoints():
+    """With epochs but the Transformer's own max_steps, its updates are known: steps are checked, not snapped."""
+    raw = _epochs(3, checkpoints=3)
+    raw["pretrain"]["transformer"]["max_steps"] = 100
+    raw["analysis"]["transfer_curve_steps"] = [7]
+    with pytest.raises(UserError, match=r"analysis.transfer_curve_steps: \[7\] are not kept pretraining checkpoints"):
+        parse_params(raw)
+    raw["analysis"]["transfer_curve_steps"] = [0]
+    with pytest.raises(UserError, match="transfer_curve_steps"):
+        parse_params(_epochs(3) | {"analysis": raw["analysis"]})

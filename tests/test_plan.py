@@ -216,6 +216,9 @@ def test_the_plan_knows_the_corpus_exactly_once_tokenized_and_measures_a_local_f
     figures = plan(params)
     assert figures["corpus"] == {"tokens": 1_000_000_000, "exact": True, "source": "exact: data/tokens/meta.json"}
     assert row(figures["pretraining"], model="Transformer")["updates"] == math.ceil(100 * 1e9 / 32_768)
+    # the default's tokenized corpus (2,000 merges) is not the paper profile's: the plan estimates instead
+    (no_data / "data/tokens/meta.json").write_text(json.dumps({"vocab_size": 3_387, "train": {"tokens": 7_255_475}}))
+    assert not plan(params)["corpus"]["exact"]
     (no_data / "data/tokens/meta.json").unlink()
     books = no_data / "my_books"
     books.mkdir()

@@ -29,10 +29,16 @@ class CorpusSize:
     source: str  # where the figure comes from, as the plan prints it
 
 
+# A vocabulary is bpe.merges + the corpus's base symbols + 3 special tokens; a tokenized corpus whose vocabulary
+# leaves no room for that, or more base symbols than any text here had, was tokenized for other params.
+MOST_BASE_SYMBOLS = 20_000
+
+
 def corpus_size(params, meta: Path = layout.TOKENS / "meta.json") -> CorpusSize:
     if meta.is_file():
-        tokens = int(json.loads(meta.read_text(encoding="utf-8"))["train"]["tokens"])
-        return CorpusSize(tokens, True, f"exact: {meta}")
+        tokenized = json.loads(meta.read_text(encoding="utf-8"))
+        if 0 < tokenized["vocab_size"] - 3 - params.bpe.merges <= MOST_BASE_SYMBOLS:
+            return CorpusSize(int(tokenized["train"]["tokens"]), True, f"exact: {meta}")
     merges = min(BYTES_PER_TOKEN, key=lambda known: abs(known - params.bpe.merges))
     per_token = BYTES_PER_TOKEN[merges]
     known, unknown, parts = 0, [], []
@@ -53,7 +59,8 @@ def corpus_size(params, meta: Path = layout.TOKENS / "meta.json") -> CorpusSize:
 def part_bytes(name: str, data) -> int | None:
     """A corpus part's bytes of training text: the user's files or a local folder measured, else the registry's."""
     if name in data.user_corpus:
-        return sum(path.stat().st_size for path in corpus_files(data.user_corpus[name]))
+        files = corpus_files(data.user_corpus[name])
+        return sum(path.stat().st_size for path in files) if files else None
     part = CORPORA.get(name)
     folder = data.local_paths.get(name) if part is not None else None
     if folder:

@@ -56,7 +56,7 @@ def paper_gain(method: str) -> float:
 
 def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: list[str], seeds: list[int],
                      rng_seed: int = RNG_SEED) -> dict[str, dict[str, Interval]]:
-    """{method: {task or "avg": full − method}} from the finetune runs' test predictions (test rows and seeds drawn)."""
+    """{method: {task or "avg": full − method}} from the finetune runs' test predictions (rows and seeds drawn)."""
     def predictions(task: str, method: str) -> Predictions:
         return read_predictions([finetune_run(task, method, seed, results_dir, specs[task].model_of) for seed in seeds])
 

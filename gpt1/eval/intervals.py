@@ -110,7 +110,7 @@ def draw_rows(examples: int, rng: np.random.Generator, resamples: int = RESAMPLE
 
 
 def draw_seeds(seeds: int, rng: np.random.Generator, resamples: int = RESAMPLES) -> np.ndarray:
-    """Seed indices of `resamples` bootstrap samples of a method's seeds (as many as it ran), each seed once in row 0."""
+    """Seed indices of `resamples` bootstrap samples of a method's seeds (as many as it ran); row 0: each seed once."""
     draws = rng.integers(0, seeds, size=(resamples + 1, seeds))
     draws[0] = np.arange(seeds)
     return draws
@@ -185,8 +185,8 @@ def always(label: float, predictions: Predictions) -> Predictions:
 def against_majority(tasks: dict[str, tuple[str, Predictions, float]], resamples: int = RESAMPLES,
                      classes: dict[str, int] | None = None) -> dict[str, AgainstMajority]:
     """Per task ({task: (metric, the method's predictions, the training split's majority label)}), the method
-    against always predicting that label, on the same two-level resamples as `paired_differences` (the majority
-    class is one deterministic prediction: only the method's seeds are drawn)."""
+    against always predicting that label, on two-level resamples drawn as `paired_differences` draws them (the
+    majority class is one deterministic prediction: only the method's seeds are drawn)."""
     majorities = {task: always(label, predictions) for task, (_, predictions, label) in tasks.items()}
     differences = _resampled_differences({task: (metric, predictions, majorities[task])
                                           for task, (metric, predictions, _) in tasks.items()}, resamples, classes)

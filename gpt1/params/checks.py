@@ -59,7 +59,7 @@ def transfer_curve_fits(params) -> None:
     for task in analysis.transfer_curve_tasks:
         if task not in params.data.tasks:
             raise ValueError(f"analysis.transfer_curve_tasks: '{task}' is not one of data.tasks {params.data.tasks}")
-    if schedule.pretrain.epochs is not None:  # the nearest kept checkpoint is trained (PretrainSchedule.curve_steps)
+    if schedule.from_epochs:  # the nearest kept checkpoint is trained (PretrainSchedule.curve_steps)
         return
     kept = list(schedule.transfer_points)
     unknown = [step for step in analysis.transfer_curve_steps if step not in kept]

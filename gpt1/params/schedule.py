@@ -40,10 +40,14 @@ class PretrainSchedule:
     def updates(self) -> int:
         """A kind trains its own `pretrain.<kind>.max_steps` where set, else pretrain.max_steps, else
         pretrain.epochs over the tokenized corpus; 0: the imported weights as they are, trained no further."""
-        own = getattr(self.pretrain, self.kind).max_steps
-        if own or self.pretrain.max_steps is not None:
-            return own or self.pretrain.max_steps
-        return math.ceil(self.pretrain.epochs * self.training_tokens() / self.pretrain.tokens_per_update)
+        if self.from_epochs:  # read first, so that every stage asking for the updates declares pretrain.epochs
+            return math.ceil(self.pretrain.epochs * self.training_tokens() / self.pretrain.tokens_per_update)
+        return getattr(self.pretrain, self.kind).max_steps or self.pretrain.max_steps
+
+    @property
+    def from_epochs(self) -> bool:
+        """Whether this kind's updates come from pretrain.epochs (no max_steps of its own or of pretrain)."""
+        return self.pretrain.epochs is not None and not getattr(self.pretrain, self.kind).max_steps
 
     @property
     def pretrains(self) -> bool:
@@ -54,8 +58,7 @@ class PretrainSchedule:
     @property
     def known(self) -> bool:
         """Whether `updates` can be resolved now: given as updates, or the corpus's tokens known."""
-        return (self.pretrain.epochs is None or bool(getattr(self.pretrain, self.kind).max_steps)
-                or self.corpus_tokens is not None or TOKENS_META.is_file())
+        return not self.from_epochs or self.corpus_tokens is not None or TOKENS_META.is_file()
 
     def training_tokens(self) -> int:
         if self.corpus_tokens is not None:
@@ -93,7 +96,7 @@ class PretrainSchedule:
         """analysis.transfer_curve_steps as the transfer curve trains them: as given with max_steps (the params checks
         hold them to kept checkpoints); with epochs, whose kept checkpoints are known only once the corpus is
         tokenized, the kept checkpoint nearest each on a log scale (each once)."""
-        if self.pretrain.epochs is None or getattr(self.pretrain, self.kind).max_steps:
+        if not self.from_epochs:
             return list(requested)
         points = self.transfer_points
         if not points:

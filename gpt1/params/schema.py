@@ -169,7 +169,7 @@ class AnalysisParams(Section):
     layer_transfer_seeds: list[Seed] = Field(min_length=1)
     transfer_curve_tasks: list[str] = Field(min_length=1,
                                             description="tasks fine-tuned from earlier pretraining checkpoints")
-    transfer_curve_steps: list[int] = Field(
+    transfer_curve_steps: list[Annotated[int, Field(ge=1)]] = Field(
         description="pretraining updates whose kept checkpoints (pretrain.checkpoints) start a run; the ends, 0 "
         "and the last update, are the finetune stage's no_pretrain and full runs. Empty: no transfer curve (its "
         "stages write a 'not applicable' result; released weights used as they are keep no checkpoints)")

@@ -14,9 +14,9 @@ from gpt1.params.schema import Params
 from gpt1.data.records import TaskSpec
 from gpt1.data.task_data import training_rows
 from gpt1.errors import UserError
-from gpt1.eval.analysis import (MAJORITY_CLASS, NOT_ABOVE_MAJORITY, ONE_SEED, PAPER_TABLE_5, baseline_markdown, interval_markdown,
-                                markdown_table, ablation_table, against_baselines, baseline_finding, findings,
-                                interval_frame, majority_checks, majority_finding, majority_markdown,
+from gpt1.eval.analysis import (MAJORITY_CLASS, NOT_ABOVE_MAJORITY, ONE_SEED, PAPER_TABLE_5, baseline_markdown,
+                                interval_markdown, markdown_table, ablation_table, against_baselines, baseline_finding,
+                                findings, interval_frame, majority_checks, majority_finding, majority_markdown,
                                 method_intervals, not_above_majority, read_baselines)
 from gpt1.eval.intervals import RESAMPLES, AgainstMajority
 from gpt1.methods import METHODS
@@ -40,9 +40,9 @@ def majority_lines(checks: dict[str, dict[str, AgainstMajority]]) -> tuple[list[
     footnote = [f"{NOT_ABOVE_MAJORITY} not above the majority class (one-sided 95 %): no evidence the method learnt "
                 f"more than always predicting {MAJORITY_CLASS} (the comparison is under the intervals below).", ""]
     table = [f"Each method − always predicting {MAJORITY_CLASS} (×100, the task's metric, on the test rows): the "
-             "difference on those rows [its one-sided 95 % lower bound over the same resamples of the test examples "
-             f"and the method's seeds]. \"above\": the bound is above 0; \"not above\" ({NOT_ABOVE_MAJORITY} in "
-             "Table 5): it is not.",
+             "difference on those rows [its one-sided 95 % lower bound over 2,000 two-level resamples of the test "
+             f"examples and the method's seeds]. \"above\": the bound is above 0; \"not above\" "
+             f"({NOT_ABOVE_MAJORITY} in Table 5): it is not.",
              "", majority_markdown(checks), ""]
     return footnote, table
 

@@ -37,7 +37,7 @@ def check_local_folders(params: Params, wanted: list[Source]) -> None:
         if not isinstance(source.archive, LocalFolder):
             continue
         folder = params.data.local_paths.get(source.archive.key)
-        if folder and Path(folder).expanduser().is_dir():
+        if folder and Path(folder).is_dir():  # as copy_local_source reads it
             continue
         tasks = [task for task in params.data.tasks if task in registry.TASKS
                  and source.name in registry.TASKS[task].sources]
