@@ -3,6 +3,7 @@ side's seeds drawn), checked against a direct implementation (a loop over resamp
 against itself; the refusals."""
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -160,3 +161,45 @@ def test_a_name_that_is_no_experiment_or_revision_is_one_line_naming_the_fix(tmp
         with pytest.raises(UserError, match=r"'no-such-run' is neither an experiment .* `dvc exp pull"):
             with opened(tmp_path, ["workspace", "no-such-run"]):
                 pass
+
+
+def _dvc_project_with_a_run(folder):
+    """A git + DVC project whose one stage writes a fine-tuning run's predictions, run and committed."""
+    import subprocess
+
+    from dvc.repo import Repo
+
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    Repo.init(str(folder)).close()
+    run = "results/finetune/full/t/seed1"
+    (folder / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"finetune": {
+        "cmd": f"mkdir -p {run} && echo '{{\"index\": 0, \"label\": 1, \"prediction\": 1}}' > "
+               f"{run}/predictions_test.jsonl", "outs": ["results/finetune"]}}}))
+    subprocess.run([sys.executable, "-m", "dvc", "repro", "-q"], cwd=folder, check=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "add", "-A"], cwd=folder, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "run"], cwd=folder, check=True)
+
+
+def test_a_revision_whose_outputs_are_not_cached_names_the_fix_this_repository_allows(tmp_path):
+    """Without a DVC remote there is nothing to pull: the error says to commit one's own run and compare with it;
+    with a remote, to pull."""
+    import shutil
+
+    from dvc.repo import Repo
+
+    from gpt1.eval.compare import opened
+
+    _dvc_project_with_a_run(tmp_path)
+    shutil.rmtree(tmp_path / ".dvc" / "cache")  # as in a clone whose dvc.lock was written on another machine
+    with pytest.raises(UserError) as error:
+        with opened(tmp_path, ["HEAD"]):
+            pass
+    assert "no DVC remote is set" in str(error.value) and "git commit dvc.lock" in str(error.value)
+    assert "dvc pull" not in str(error.value)
+    with Repo(str(tmp_path)) as repo:
+        with repo.config.edit() as config:
+            config["remote"]["shared"] = {"url": str(tmp_path / "remote")}
+    with pytest.raises(UserError, match=r"fetch them with `dvc pull`"):
+        with opened(tmp_path, ["HEAD"]):
+            pass

@@ -139,13 +139,27 @@ def _copy_revision(project: Path, name: str, into: Path) -> None:
                 (into / path).parent.mkdir(parents=True, exist_ok=True)
                 fs.get_file(path, str(into / path))
     except (FileNotFoundError, OSError) as error:
-        raise UserError(f"{name} ({commit[:7]}): DVC's cache lacks its files ({error}); fetch them with `dvc pull` "
-                        f"(a branch or commit) or `dvc exp pull <git remote> {name}` (an experiment)") from None
+        raise UserError(f"{name} ({commit[:7]}): DVC's cache lacks its files ({error}); "
+                        f"{_fetch_hint(project, name)}") from None
     except Exception as error:  # DVC's own errors for a missing cache object are many; name the fix once
         if type(error).__module__.startswith(("dvc", "dvc_data", "dvc_objects", "scmrepo")):
-            raise UserError(f"{name} ({commit[:7]}): its files cannot be read from DVC's cache ({error}); fetch "
-                            f"them with `dvc pull` or `dvc exp pull <git remote> {name}`") from None
+            raise UserError(f"{name} ({commit[:7]}): its files cannot be read from DVC's cache ({error}); "
+                            f"{_fetch_hint(project, name)}") from None
         raise
+
+
+def _fetch_hint(project: Path, name: str) -> str:
+    """The fix for a revision whose outputs are not in this machine's cache, as this repository allows it."""
+    from dvc.repo import Repo
+
+    with Repo(str(project)) as repo:
+        remotes = dict(repo.config.get("remote", {}))
+    if remotes:
+        return (f"fetch them with `dvc pull` (a branch or commit) or `dvc exp pull <git remote> {name}` "
+                "(an experiment)")
+    return ("no DVC remote is set, so only outputs made on this machine are in its cache (a commit's dvc.lock may "
+            "name another machine's): commit your own run's dvc.lock after `dvc repro` (`git commit dvc.lock -m "
+            "baseline`) and compare against it, e.g. `gpt1 compare HEAD <experiment>`")
 
 
 @contextmanager
