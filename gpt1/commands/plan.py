@@ -14,13 +14,12 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from gpt1 import layout
 from gpt1.commands.plan_corpus import CorpusSize, corpus_size
 from gpt1.commands.plan_tasks import TaskWork, task_work, trained_tasks
 from gpt1.errors import UserError
 from gpt1.kinds import DISPLAY_NAMES, KINDS, LSTM, TRANSFORMER
 from gpt1.methods import METHODS
-from gpt1.params.schedule import PretrainSchedule
+from gpt1.params.schedule import TOKENS_META, PretrainSchedule
 from gpt1.train.flops import flops_per_token
 
 GPT1_BASE_SYMBOLS, SPECIAL_TOKENS = 478, 3  # the released BPE: 478 base symbols + 40,000 merges, then _start_ etc.
@@ -78,7 +77,7 @@ def read_throughput(path: Path) -> Throughput:
 
 def vocab_size(params) -> tuple[int, str]:
     """The vocabulary pretraining builds its models with, and where the figure comes from."""
-    meta = layout.TOKENS / "meta.json"
+    meta = TOKENS_META
     if meta.is_file():
         return json.loads(meta.read_text())["vocab_size"], f"{meta}"
     if params.bpe.import_from:

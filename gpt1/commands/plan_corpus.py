@@ -12,9 +12,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpt1 import layout
 from gpt1.data.registry import CORPORA
 from gpt1.data.user_paths import corpus_files
+from gpt1.params.schedule import TOKENS_META
 
 # Bytes of text a token covers, by BPE merges: `gpt1 bpe` then `gpt1 tokenize` on the embedded default's corpus
 # (23.2 MB of modern English prose; one byte a character within 0.05 %), characters / tokens of its held-out
@@ -34,7 +34,7 @@ class CorpusSize:
 MOST_BASE_SYMBOLS = 20_000
 
 
-def corpus_size(params, meta: Path = layout.TOKENS / "meta.json") -> CorpusSize:
+def corpus_size(params, meta: Path = TOKENS_META) -> CorpusSize:
     if meta.is_file():
         tokenized = json.loads(meta.read_text(encoding="utf-8"))
         if 0 < tokenized["vocab_size"] - 3 - params.bpe.merges <= MOST_BASE_SYMBOLS:
