@@ -37,7 +37,8 @@ def _benchmark(args, params) -> None:
     benchmark.main(params, configs=args.configs, batch=args.batch, steps=args.steps, rounds=args.rounds,
                    device=args.device, compile=args.compile, threads=args.threads, dtype=args.dtype,
                    output=args.output, compile_mode=args.compile_mode, lm_loss=args.lm_loss,
-                   reference=args.reference, deterministic=args.deterministic)
+                   reference=args.reference, deterministic=args.deterministic, pad_vocab_to=args.pad_vocab_to,
+                   breakdown=args.breakdown)
 
 
 def _plan(args, params) -> None:
@@ -191,6 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="allow CUDA's non-deterministic kernels (training asks for deterministic ones)")
     bench.add_argument("--no-reference", dest="reference", action="store_false",
                        help="time our model alone (to compare settings of ours; no ratio)")
+    bench.add_argument("--pad-vocab-to", type=int, default=None, metavar="N",
+                       help="pad our output layer's rows to a multiple of N (1: none; default: 64 on CUDA, none on a CPU)")
+    bench.add_argument("--breakdown", action="store_true",
+                       help="also profile our step: its time in matrix products, attention, optimizer, copies, the rest")
     bench.add_argument("--threads", type=int, default=None, help="torch CPU threads for both models")
     bench.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default="auto",
                        help="autocast for both models (auto: bf16 on CUDA, fp32 on CPU)")

@@ -113,3 +113,36 @@ def test_a_candidate_setting_times_our_model_alone_and_says_what_it_ran(tmp_path
     arguments = build_parser().parse_args(["benchmark", "--compile-mode", "reduce-overhead", "--lm-loss", "dense",
                                            "--no-reference"])
     assert (arguments.compile_mode, arguments.lm_loss, arguments.reference) == ("reduce-overhead", "dense", False)
+
+
+def test_a_padded_output_layer_and_the_step_breakdown_are_reported(tmp_path, monkeypatch, capsys):
+    from gpt1.cli import build_parser
+
+    monkeypatch.setattr(benchmark, "matmul_throughput", lambda device, dtype: (2048, 2e11))
+    params = parse_params(tiny_raw_params())
+    result = benchmark.main(params, configs=["default"], batch=2, steps=1, warmup=1, rounds=1, device="cpu",
+                            vocab_size=50, dtype="float32", reference=False, pad_vocab_to=64,
+                            breakdown=True)["default"]
+    assert result["output_rows"] == 64
+    split = result["breakdown"]
+    assert split["seconds"]["matrix products"] > 0 and split["seconds"]["optimizer"] > 0
+    assert split["busy_seconds"] == pytest.approx(sum(split["seconds"].values()))
+    assert split["device_idle_seconds"] is None  # a CPU is the device: there is nothing to wait on
+    lines = capsys.readouterr().out.splitlines()
+    assert "output layer padded to 64 rows" in lines[0] and "matrix products" in lines[1]
+    arguments = build_parser().parse_args(["benchmark", "--pad-vocab-to", "1", "--breakdown"])
+    assert (arguments.pad_vocab_to, arguments.breakdown) == (1, True)
+
+
+@pytest.mark.parametrize("kernel, expected", [
+    ("nvjet_tst_192x192_64x4_2x1_v_bz_coopA_NNT", "matrix products"),
+    ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "matrix products"),
+    ("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128>>", "attention"),
+    ("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamMathFunctor>", "optimizer"),
+    ("Memcpy HtoD (Pageable -> Device)", "copies"),
+    ("triton_per_fused_native_layer_norm_add_7", "elementwise and reductions"),
+])
+def test_kernels_are_sorted_into_the_categories_by_name(kernel, expected):
+    from gpt1.commands.step_profile import category
+
+    assert category(kernel) == expected

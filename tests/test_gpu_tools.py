@@ -91,3 +91,43 @@ def test_a_failing_and_a_timed_out_step_still_leave_the_report_of_the_others(tmp
     check.deadline = 0  # the budget is spent: later steps are skipped, and say so
     assert not check.run("late", [sys.executable, "-c", "pass"], limit=30)
     assert json.loads((tmp_path / "report/report.json").read_text())["steps"]["late"]["status"].startswith("skipped")
+
+
+def test_the_dev_sweep_chooses_the_rate_by_dev_scores_alone_and_table5_trains_with_it(tmp_path, monkeypatch):
+    """Each candidate's runs report dev and test scores; the test scores favour another rate, which must not matter.
+    The runs' weights are dropped, their scores kept, and the chosen rate is the profile Table 5 runs with."""
+    monkeypatch.setattr(gpu_check, "ROOT", tmp_path)
+    check = gpu_check.Check(tmp_path / "bundle", tmp_path / "report", rehearsal=True, budget_seconds=600)
+    monkeypatch.setattr(check, "tasks", lambda: ["rt_polarity", "sts_b"])
+    dev_by_rate = {1.0e-4: 0.60, 6.25e-5: 0.70, 2.5e-4: 0.50}
+    commands = []
+
+    def fake_run(name, command, limit):
+        commands.append(command[-1])
+        rate = next(rate for rate in dev_by_rate if f"lr_{rate:g}.yaml" in command[-1])
+        for task in ("rt_polarity", "sts_b"):
+            run = tmp_path / "results/one-off/finetune/full" / task / "seed1"
+            run.mkdir(parents=True)
+            (run / "metrics.json").write_text(json.dumps({"dev": {"accuracy": dev_by_rate[rate]},
+                                                          "test": {"accuracy": 1.0 - dev_by_rate[rate]}}))
+            (run / "model.safetensors").write_bytes(b"weights")
+        return True
+
+    monkeypatch.setattr(check, "run", fake_run)
+    check.sweep()
+    assert check.facts["sweep"]["chosen_lr"] == "6.25e-05"
+    assert json.loads((tmp_path / "report/chosen.yaml").read_text()) == {"finetune": {"lr": 6.25e-05}}
+    assert str(tmp_path / "report/chosen.yaml") in check.profiles()
+    assert "--task rt_polarity --seed 1" in commands[0] and "--task sts_b --seed 1" in commands[0]
+    assert not list((tmp_path / "report/sweep").rglob("*.safetensors"))
+    assert len(list((tmp_path / "report/sweep").rglob("metrics.json"))) == 6
+    assert not (tmp_path / "results/one-off/finetune").exists()
+    assert "| 6.25e-05 (chosen) | 70.0 | 70.0 | 70.0 |" in gpu_check.render(check.facts)
+
+
+def test_the_sweep_never_writes_over_one_off_runs_it_did_not_make(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_check, "ROOT", tmp_path)
+    (tmp_path / "results/one-off/finetune").mkdir(parents=True)
+    check = gpu_check.Check(tmp_path / "bundle", tmp_path / "report", rehearsal=True, budget_seconds=600)
+    with pytest.raises(SystemExit, match="fresh clone"):
+        check.sweep()

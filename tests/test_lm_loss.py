@@ -98,3 +98,49 @@ def test_a_model_switched_to_the_dense_loss_trains_as_the_chunked_one():
         torch.testing.assert_close(ours.grad, theirs.grad, atol=1e-6, rtol=1e-5, msg=name)
     with pytest.raises(UserError, match="unknown LM loss 'sparse'; use one of chunked, dense"):
         checked_lm_loss_kind("sparse")
+
+
+@pytest.mark.parametrize("kind", ["chunked", "dense"])
+def test_an_output_layer_padded_to_a_multiple_of_64_changes_no_logit_loss_gradient_or_weight_shape(kind, tmp_path):
+    """A GPU pads the output matrix's rows (LanguageModel.pad_vocab_to); forced here on a CPU: the logits of the real
+    vocabulary, the loss and every gradient equal the unpadded model's, the padded rows are never predicted, and
+    the weights it saves and exports keep the vocabulary's shape."""
+    from gpt1.model.lm import GPT1, TransformerConfig, load_model, save_model
+    from gpt1.model.weights import export_hf, import_hf
+
+    torch.manual_seed(0)
+    config = TransformerConfig(vocab_size=101, n_positions=16, n_layer=2, n_head=2, d_model=16, d_ff=64,
+                               embd_dropout=0.0, attn_dropout=0.0, resid_dropout=0.0)
+    plain = GPT1(config).train()
+    padded = GPT1(config).train()
+    padded.load_state_dict(plain.state_dict())
+    plain.pad_vocab_to, padded.pad_vocab_to = 1, 64
+    plain.lm_loss_kind = padded.lm_loss_kind = kind
+    assert padded.output_weight().shape == (128, 16) and plain.output_weight().shape == (101, 16)
+    ids = torch.randint(0, 101, (3, 16), generator=torch.Generator().manual_seed(1))
+    targets = torch.roll(ids, -1, dims=1)
+    targets[:, -1] = -100
+    logits = padded(ids)
+    assert logits.shape == (3, 16, 101)
+    torch.testing.assert_close(logits, plain(ids), atol=1e-6, rtol=1e-5)
+    losses = [model(ids, targets) for model in (plain, padded)]
+    torch.testing.assert_close(losses[1], losses[0], atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(losses[0], F.cross_entropy(plain(ids).reshape(-1, 101), targets.reshape(-1)))
+    for loss in losses:
+        loss.backward()
+    for (name, ours), theirs in zip(padded.named_parameters(), plain.parameters()):
+        torch.testing.assert_close(ours.grad, theirs.grad, atol=1e-6, rtol=1e-5, msg=name)
+    assert padded.tokens_embed.weight.grad.shape == (101, 16)
+    save_model(padded, tmp_path / "model.safetensors")
+    assert load_model(tmp_path / "model.safetensors").tokens_embed.weight.shape == (101, 16)
+    export_hf(padded, tmp_path / "hf")
+    assert import_hf(tmp_path / "hf").tokens_embed.weight.shape == (101, 16)
+
+
+def test_the_output_layer_is_padded_on_a_gpu_only_unless_told():
+    from gpt1.model.lm import GPT1, VOCAB_MULTIPLE, TransformerConfig
+
+    model = GPT1(TransformerConfig(vocab_size=101, n_positions=8, n_layer=1, n_head=2, d_model=8, d_ff=16))
+    assert model.output_weight() is model.tokens_embed.weight  # a CPU: the default's results stay as they were
+    model.pad_vocab_to = VOCAB_MULTIPLE
+    assert model.output_weight().shape[0] == 128 and not model.output_weight()[101:].any()

@@ -1,11 +1,12 @@
 """`make gpu-check`: on a GPU machine with no network, from the folder `make gpu-bundle` made, in one command: the
-GPU tests, the paper model's throughput beside transformers' (and the candidate settings for a faster step), and
-the GPU profile end to end through Snakemake to Table 5 with intervals and both Figure 2 panels. One report
-(report.md and the report.json it is written from) names every figure, the device and the versions.
+paper model's throughput beside transformers' (and the candidate settings for a faster step, with where the step's
+time goes), the GPU profile end to end through Snakemake to Table 5 with intervals, its fine-tuning rate chosen on
+dev first, the GPU tests, and Figure 2's left panels. One report (report.md and the report.json it is written from)
+names every figure, the device and the versions.
 
 Each step runs under its own time limit and the report is rewritten after every step, so a step that fails or runs
-out of time still leaves the others' figures. The steps run in the order of what they are worth: the tests (is
-the CUDA path right), the pipeline (Table 5), then the benchmark.
+out of time still leaves the others' figures. The steps run in the order of what they are worth: the benchmark
+(minutes of a window buy its figures for sure), pretraining, the dev sweep, Table 5, the tests, the figures.
 
     python3 tools/gpu_check.py [--bundle gpu-bundle] [--report gpu-report] [--rehearsal]
 
@@ -37,17 +38,24 @@ REHEARSAL_OVERLAY = "tools/gpu-check-rehearsal.yaml"
 # it runs only where spaCy is installed.
 GPU_RULES = ["pretrain", "starting_model", "finetune", "layer_transfer", "transfer_curve", "baselines", "evaluate",
              "ablation", "layer_figure", "transfer_figure"]
-TARGETS = ["results/ablation.md", "results/ablation_intervals.csv", "results/layer_transfer.png",
-           "results/transfer_curve.png"]
+PRETRAINED = ["data/pretrain/transformer/model.safetensors", "data/pretrain/lstm/model.safetensors"]
+TABLE5 = ["results/ablation.md", "results/ablation_intervals.csv"]
+TARGETS = ["results/layer_transfer.png", "results/transfer_curve.png"]
 ZERO_SHOT = "results/zero_shot.png"
 FIGURES = ["results/layer_transfer.png", "results/transfer_curve.png", ZERO_SHOT]
-BENCHMARKS = {  # name: arguments after `gpt1 benchmark`; the first is the headline, beside transformers; then the
-    # candidates for a faster step, each adding to the one before, as far as the time allows
+# The dev sweep before Table 5: finetune.lr (every method that starts from a pretrained model) for `full`, one seed,
+# every task at once, one candidate after another as the time allows; the best mean dev score (each task's first
+# metric) is the rate Table 5 trains with. The test scores those runs also write are never read.
+SWEEP_RATES = [1.0e-4, 6.25e-5, 2.5e-4]  # the profile's first sizing, the paper's, a larger one
+SWEEP_SEED = 1
+BENCHMARKS = {  # name: arguments after `gpt1 benchmark`; the first is the headline, beside transformers (the output
+    # layer padded, as a GPU always runs it); then the fastest settings known, with the step's time split; then the
+    # same unpadded, which measures what the padding is worth
     "compiled": ["--compile"],
-    "compiled_dense_loss_nondeterministic": ["--compile", "--lm-loss", "dense", "--nondeterministic",
-                                             "--no-reference"],
-    "cuda_graphs_dense_loss_nondeterministic": ["--compile-mode", "reduce-overhead", "--lm-loss", "dense",
-                                                "--nondeterministic", "--no-reference"],
+    "fastest": ["--compile", "--lm-loss", "dense", "--nondeterministic", "--batch", "64", "--no-reference",
+                "--breakdown"],
+    "fastest_unpadded": ["--compile", "--lm-loss", "dense", "--nondeterministic", "--batch", "64", "--no-reference",
+                         "--pad-vocab-to", "1"],
 }
 GPU_BENCHMARK = ["--configs", "paper", "--device", "cuda", "--dtype", "bfloat16", "--rounds", "3", "--batch", "32"]
 CPU_BENCHMARK = ["--configs", "default", "--device", "cpu", "--dtype", "float32", "--rounds", "1", "--steps", "1",
@@ -148,22 +156,90 @@ class Check:
 
     def gpu_tests(self) -> bool:
         return self.run("gpu_tests", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu",
-                                      "tests/test_gpu.py"], limit=180)
+                                      "tests/test_gpu.py"], limit=120)
 
-    def pipeline(self) -> bool:
-        profiles = [PROFILE] + ([REHEARSAL_OVERLAY] if self.rehearsal else [])
+    def profiles(self) -> list[str]:
+        chosen = self.report / "chosen.yaml"
+        return ([PROFILE] + ([REHEARSAL_OVERLAY] if self.rehearsal else [])
+                + ([str(chosen)] if chosen.is_file() else []))
+
+    def snakemake(self, name: str, targets: list[str], limit: float) -> bool:
         cores = os.cpu_count() or 2
-        # Several small training jobs share one GPU (each leaves most of it idle); each gets 4 CPU threads.
-        threads = [f"{rule}={min(4, cores)}" for rule in ("pretrain", "finetune", "layer_transfer", "transfer_curve")]
-        rules, targets = list(GPU_RULES), list(TARGETS)
+        # Several small training jobs share one GPU (each leaves most of it idle): pretraining gets 4 CPU threads,
+        # fine-tuning 2, so that up to cores / 2 fine-tuning jobs run at once.
+        threads = [f"{rule}={min(4 if rule == 'pretrain' else 2, cores)}"
+                   for rule in ("pretrain", "finetune", "layer_transfer", "transfer_curve")]
+        rules = list(GPU_RULES)
         if importlib.util.find_spec("spacy") is not None:
             rules, targets = rules + ["zeroshot"], targets + [ZERO_SHOT]
         else:
             self.facts["zero_shot"] = "not run: its stage splits text with spaCy, which this machine lacks"
-        command = ["snakemake", *targets, "--cores", str(cores), "--configfile", *profiles, "--allowed-rules",
+        command = ["snakemake", *targets, "--cores", str(cores), "--configfile", *self.profiles(), "--allowed-rules",
                    *rules, "--set-threads", *threads, "--scheduler", "greedy", "--rerun-triggers", "mtime",
                    "--nolock"]
-        return self.run("pipeline", command, limit=900 if self.rehearsal else 360)
+        return self.run(name, command, limit=limit)
+
+    def pretrain(self) -> bool:
+        return self.snakemake("pretrain", PRETRAINED, limit=600 if self.rehearsal else 180)
+
+    def sweep(self) -> None:
+        """SWEEP_RATES for `full` on dev (see there), into <report>/sweep/; writes <report>/chosen.yaml."""
+        one_off = ROOT / "results" / "one-off" / "finetune"
+        if one_off.exists():
+            raise SystemExit(f"gpu-check: {one_off} exists and is not this check's; run the check in a fresh clone")
+        tasks = self.tasks()
+        scores: dict[str, dict[str, float]] = {}
+        for rate in SWEEP_RATES:
+            name = f"sweep_lr_{rate:g}"
+            overlay = self.report / "sweep" / f"lr_{rate:g}.yaml"
+            overlay.parent.mkdir(parents=True, exist_ok=True)
+            overlay.write_text(json.dumps({"finetune": {"lr": rate}}) + "\n")  # JSON is YAML
+            profile_flags = [argument for path in [PROFILE, *([REHEARSAL_OVERLAY] if self.rehearsal else []), overlay]
+                             for argument in ("--profile", str(path))]
+            jobs = "".join(f"gpt1 {' '.join(profile_flags)} finetune --method full --task {task} --seed {SWEEP_SEED} & "
+                           "pids+=($!); " for task in tasks)
+            script = f"export OMP_NUM_THREADS=2; pids=(); {jobs}status=0; for p in ${{pids[@]}}; do wait $p || status=1; " \
+                     "done; exit $status"
+            passed = self.run(name, ["bash", "-c", script], limit=300 if self.rehearsal else 75)
+            runs = self.report / "sweep" / f"lr_{rate:g}"
+            if (one_off / "full").is_dir():
+                shutil.move(str(one_off / "full"), runs)
+                for weights in runs.rglob("*.safetensors"):  # the check's own runs: only their scores are kept
+                    weights.unlink()
+            if not passed:
+                break
+            dev = {}
+            for task in tasks:
+                metrics = runs / task / f"seed{SWEEP_SEED}" / "metrics.json"
+                if metrics.is_file():  # each task's first metric (accuracy; Pearson for similarity)
+                    dev[task] = next(iter(json.loads(metrics.read_text())["dev"].values()))
+            if len(dev) == len(tasks):
+                scores[f"{rate:g}"] = dev
+        if one_off.is_dir() and not any(one_off.iterdir()):
+            one_off.rmdir()
+        if not scores:
+            self.facts["sweep"] = {"status": "no candidate finished: Table 5 keeps the profile's rate"}
+            return
+        best = max(scores, key=lambda rate: sum(scores[rate].values()) / len(tasks))
+        self.facts["sweep"] = {"method": "full", "seed": SWEEP_SEED, "split": "dev", "dev": scores, "chosen_lr": best}
+        (self.report / "chosen.yaml").write_text(json.dumps({"finetune": {"lr": float(best)}}) + "\n")
+        self.write_report()
+
+    def tasks(self) -> list[str]:
+        """The profile's fine-tuned tasks (a task scored with another's models has no run of its own)."""
+        done = subprocess.run([sys.executable, "-c", "import sys, json; from gpt1.params.files import compose_raw; "
+                               "from gpt1.params.schema import parse_params; raw, source = compose_raw('params.yaml', "
+                               "sys.argv[1:]); data = parse_params(raw, source).data; "
+                               "print(json.dumps([t for t in data.tasks if data.model_of(t) is None]))",
+                               *self.profiles()], cwd=ROOT, env=self.environment(), capture_output=True, text=True,
+                              check=True)
+        return json.loads(done.stdout)
+
+    def table5(self) -> bool:
+        return self.snakemake("table5", TABLE5, limit=900 if self.rehearsal else 200)
+
+    def figures(self) -> bool:
+        return self.snakemake("figures", TARGETS, limit=900 if self.rehearsal else 150)
 
     def benchmark(self) -> None:
         common = CPU_BENCHMARK if self.rehearsal else GPU_BENCHMARK
@@ -199,6 +275,7 @@ class Check:
                 result = next(iter(json.loads(path.read_text()).values()))
                 benchmarks[name] = {"tokens_per_second": round(result["gpt1"]["tokens_per_second"]),
                                     "mfu": result["gpt1"]["mfu"], "peak": result["peak"],
+                                    "output_rows": result.get("output_rows"), "breakdown": result.get("breakdown"),
                                     "matmul_tflops": result["matmul"]["tflops"], "batch": result["batch"],
                                     "precision": result["precision"], "compile_mode": result.get("compile_mode"),
                                     "lm_loss": result.get("lm_loss")}
@@ -237,7 +314,7 @@ class Check:
                     archive.add(ROOT / folder, arcname=folder, filter=no_weights)
             for path in sorted(self.report.iterdir()):
                 if path.name != "results.tar.gz" and path.name != "site":
-                    archive.add(path, arcname=f"gpu-report/{path.name}")
+                    archive.add(path, arcname=f"gpu-report/{path.name}", filter=no_weights)
 
 
 def render(facts: dict) -> str:
@@ -262,11 +339,35 @@ def render(facts: dict) -> str:
                          f" | {'-' if result.get('ratio') is None else format(result['ratio'], '.2f') + 'x'} |")
         peak = next(iter(benchmarks.values()))["peak"]
         if peak:
-            lines.append(f"\nMFU against {peak['name']} ({peak['tflops']:.4g} TFLOP/s).")
+            lines.append(f"\nMFU against {peak['name']} ({peak['tflops']:.4g} TFLOP/s). Output layer rows: "
+                         + ", ".join(f"{name} {result.get('output_rows')}" for name, result in benchmarks.items())
+                         + ".")
+        for name, result in benchmarks.items():
+            split = result.get("breakdown")
+            if split:
+                lines += ["", f"Where {name}'s step goes ({split['wall_seconds'] * 1e3:.1f} ms a step, "
+                          f"torch.profiler over {split['steps']} steps):", "", "| part | ms a step | share |",
+                          "|---|---|---|"]
+                parts = dict(split["seconds"])
+                if split.get("device_idle_seconds") is not None:
+                    parts["device idle (waiting on the host)"] = split["device_idle_seconds"]
+                lines += [f"| {part} | {seconds * 1e3:.2f} | {seconds / split['wall_seconds']:.1%} |"
+                          for part, seconds in parts.items()]
     for kind, metrics in (facts.get("pretraining") or {}).items():
         lines.append(f"\nPretraining {kind}: validation loss {metrics.get('val', {}).get('loss')}, "
                      f"{metrics.get('train_seconds_this_run')} s of training, {metrics.get('device')}, "
                      f"{metrics.get('precision')}.")
+    sweep = facts.get("sweep")
+    if sweep and sweep.get("dev"):
+        tasks = list(next(iter(sweep["dev"].values())))
+        lines += ["", f"## The dev sweep: finetune.lr for {sweep['method']}, seed {sweep['seed']}, dev scores x100", "",
+                  "| lr | " + " | ".join(tasks) + " | mean |", "|---" * (len(tasks) + 2) + "|"]
+        for rate, dev in sweep["dev"].items():
+            lines.append(f"| {rate}{' (chosen)' if rate == sweep['chosen_lr'] else ''} | "
+                         + " | ".join(f"{dev[task] * 100:.1f}" for task in tasks)
+                         + f" | {sum(dev.values()) / len(dev) * 100:.1f} |")
+    elif sweep:
+        lines.append(f"\nThe dev sweep: {sweep['status']}.")
     if facts.get("zero_shot"):
         lines.append(f"\nZero-shot (Figure 2, right): {facts['zero_shot']}.")
     if facts.get("table5_markdown"):
@@ -308,9 +409,12 @@ def main(argv: list[str] | None = None) -> None:
     check = Check(args.bundle.resolve(), args.report.resolve(), args.rehearsal, budget)
     check.describe_machine()
     check.install()
-    check.gpu_tests()
-    check.pipeline()
     check.benchmark()
+    if check.pretrain():
+        check.sweep()
+        check.table5()
+    check.gpu_tests()
+    check.figures()
     check.finish()
     print(f"gpu-check: report in {args.report / 'report.md'}")
 

@@ -99,7 +99,8 @@ def matmul_throughput(device: torch.device, dtype: torch.dtype, repeats: int = 5
 def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 5, warmup: int = 2,
                   rounds: int = 5, device: str = "cpu", compile: bool = False, seed: int = 0,
                   threads: int | None = None, dtype: str = "auto", compile_mode: str | None = None,
-                  lm_loss: str = "chunked", reference: bool = True, deterministic: bool = True) -> dict:
+                  lm_loss: str = "chunked", reference: bool = True, deterministic: bool = True,
+                  pad_vocab_to: int | None = None, breakdown: bool = False) -> dict:
     """Tokens/s of one training step for both models; `ratio` > 1 means ours is faster. `threads` sets
     torch's CPU thread count for both (default: leave it as it is); `dtype` bfloat16 runs both under bf16
     autocast (auto: on CUDA only). The candidates for a faster step: `compile_mode` (torch.compile's mode,
@@ -126,6 +127,8 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     torch.manual_seed(seed)
     models = {"gpt1": GPT1(config).to(device_).train()}
     models["gpt1"].lm_loss_kind = checked_lm_loss_kind(lm_loss)
+    models["gpt1"].pad_vocab_to = pad_vocab_to
+    output_rows = models["gpt1"].output_weight().shape[0]
     if reference:
         models["transformers"] = build_reference(config).to(device_).train()
     per_token = flops_per_token(models["gpt1"].num_parameters(), config.n_layer, config.d_model, seq)
@@ -148,6 +151,7 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
                     "device": str(device_), "device_name": device_name(device_), "threads": torch.get_num_threads(),
                     "compile": compile, "compile_mode": compile_mode, "lm_loss": lm_loss,
                     "deterministic": deterministic,
+                    "output_rows": output_rows,
                     "precision": "bf16 autocast" if bf16 else "fp32",
                     "cpu_capability": cpu_capability(), "matmul": {"size": size, "tflops": matmul_flops / 1e12},
                     "peak": None if peak is None else {"name": peak.name, "tflops": peak.flops / 1e12}}
@@ -160,6 +164,10 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
                         "mfu": None if peak is None else model_flops_utilisation(tokens_per_second, per_token,
                                                                                  peak.flops)}
     result["flops_per_token"] = per_token
+    if breakdown:
+        from gpt1.commands.step_profile import step_breakdown
+
+        result["breakdown"] = step_breakdown(steps_by_name["gpt1"], device_)
     result["ratio"] = (result["gpt1"]["tokens_per_second"] / result["transformers"]["tokens_per_second"]
                        if reference else None)
     return result
@@ -227,7 +235,8 @@ def format_result(name: str, result: dict) -> str:
         else "eager"
     line = (f"{name}: L{result['config']['n_layer']} d{result['config']['d_model']} T{result['seq']} "
             f"B{result['batch']} {result['precision']} {how}, {result.get('lm_loss', 'chunked')} LM loss"
-            f"{'' if result.get('deterministic', True) else ', non-deterministic kernels'}, on "
+            f"{'' if result.get('deterministic', True) else ', non-deterministic kernels'}"
+            f"{'' if result.get('output_rows') in (None, result['config']['vocab_size']) else ', output layer padded to ' + format(result['output_rows'], ',') + ' rows'}, on "
             f"{result['device']} ({result['threads']} threads): gpt1 {ours['tokens_per_second']:,.0f} tok/s")
     if reference is not None:
         line += f", transformers {reference['tokens_per_second']:,.0f} tok/s, ratio {result['ratio']:.2f}x"
@@ -250,7 +259,7 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
          warmup: int = 2, rounds: int = 5, device: str = "auto", compile: bool = False,
          vocab_size: int | None = None, output=None, threads: int | None = None, dtype: str = "auto",
          compile_mode: str | None = None, lm_loss: str = "chunked", reference: bool = True,
-         deterministic: bool = True) -> dict:
+         deterministic: bool = True, pad_vocab_to: int | None = None, breakdown: bool = False) -> dict:
     """What `gpt1 benchmark` runs: every named config (CONFIG_NAMES; none named: default and mid, or paper on
     CUDA), printed and returned as a dict."""
     if not configs:
@@ -261,8 +270,12 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
         results[name] = run_benchmark(config, micro_batch, config.n_positions, steps, warmup, rounds,
                                       device=device, compile=compile, threads=threads, dtype=dtype,
                                       compile_mode=compile_mode, lm_loss=lm_loss, reference=reference,
-                                      deterministic=deterministic)
+                                      deterministic=deterministic, pad_vocab_to=pad_vocab_to, breakdown=breakdown)
         print(format_result(name, results[name]), flush=True)
+        if breakdown:
+            from gpt1.commands.step_profile import format_breakdown
+
+            print(f"{name}: {format_breakdown(results[name]['breakdown'])}", flush=True)
     if results:
         print(f"({next(iter(results.values()))['cpu_capability']})", flush=True)
     if output is not None:

@@ -27,6 +27,10 @@ from gpt1.errors import UserError
 from gpt1.model.lm_loss import mean_lm_loss
 
 
+# The multiple a GPU pads the output layer's rows to (LanguageModel.pad_vocab_to).
+VOCAB_MULTIPLE = 64
+
+
 @dataclass
 class TransformerConfig:
     vocab_size: int = 40478  # 478 base symbols + 40,000 merges; callers add the 3 special tokens
@@ -81,6 +85,11 @@ class LanguageModel(nn.Module):
     # How lm_loss computes the loss (gpt1/model/lm_loss.py's LM_LOSS_KINDS; the same value and gradients either way):
     # not part of the config, so no checkpoint records it. Set it with lm_loss.checked_lm_loss_kind.
     lm_loss_kind: str = "chunked"
+    # The output layer's rows rounded up to a multiple of this for the matrix products only (None: VOCAB_MULTIPLE on
+    # CUDA, 1 elsewhere). A GPU's matrix kernels run fastest on dimensions that are multiples of 64, and 40,481 is
+    # not; the added rows are zeros made for each pass, their logits are masked, so no weight, checkpoint or logit
+    # of the real vocabulary changes. Not part of the config, like lm_loss_kind.
+    pad_vocab_to: int | None = None
 
     def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
@@ -89,14 +98,23 @@ class LanguageModel(nn.Module):
         """What the tied output layer multiplies with the token embedding (d_model wide)."""
         raise NotImplementedError
 
+    def output_weight(self) -> torch.Tensor:
+        """The tied output matrix, its rows padded with zeros to a multiple of pad_vocab_to (see there)."""
+        weight = self.tokens_embed.weight
+        multiple = self.pad_vocab_to if self.pad_vocab_to is not None else VOCAB_MULTIPLE if weight.is_cuda else 1
+        extra = -weight.shape[0] % multiple
+        return F.pad(weight, (0, 0, 0, extra)) if extra else weight
+
     def lm_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return F.linear(self.output_features(hidden_states), self.tokens_embed.weight)
+        """Logits (..., vocab_size) of the real vocabulary."""
+        logits = F.linear(self.output_features(hidden_states), self.output_weight())
+        return logits[..., :self.tokens_embed.weight.shape[0]]
 
     def lm_loss(self, hidden_states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """Mean next-token loss of hidden states (..., width) against targets (...), -100 = ignore."""
         features = self.output_features(hidden_states)
-        return mean_lm_loss(self.lm_loss_kind, features.reshape(-1, features.shape[-1]), self.tokens_embed.weight,
-                            targets.reshape(-1))
+        return mean_lm_loss(self.lm_loss_kind, features.reshape(-1, features.shape[-1]), self.output_weight(),
+                            targets.reshape(-1), vocab_size=self.tokens_embed.weight.shape[0])
 
     def forward(self, input_ids: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
         """Logits (B, T, V); with `targets` (B, T, already shifted, -100 = ignore) the mean loss instead."""

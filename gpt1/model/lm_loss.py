@@ -40,8 +40,9 @@ def _chunk_rows(rows: int, device: torch.device, chunk_rows: int | None) -> int:
     return max(1, min(rows, chunk_rows))
 
 
-def _chunked_loss(hidden, weight, targets, chunk_rows, compute_dtype, grad_hidden, grad_weight):
-    """Mean loss over valid targets; fills grad_hidden / grad_weight (when given) with its gradients."""
+def _chunked_loss(hidden, weight, targets, chunk_rows, compute_dtype, grad_hidden, grad_weight, vocab_size):
+    """Mean loss over valid targets; fills grad_hidden / grad_weight (when given) with its gradients. Rows of
+    `weight` past vocab_size are padding: their logits are masked out, so their gradient is 0."""
     valid = targets != IGNORE_INDEX
     count = valid.sum().clamp(min=1).float()
     weight_c = weight.to(compute_dtype)
@@ -51,6 +52,8 @@ def _chunked_loss(hidden, weight, targets, chunk_rows, compute_dtype, grad_hidde
         rows = hidden[start:stop].to(compute_dtype)
         chunk_targets, chunk_valid = targets[start:stop].clamp(min=0), valid[start:stop]
         logits = (rows @ weight_c.t()).float()
+        if vocab_size < logits.shape[1]:
+            logits[:, vocab_size:] = float("-inf")
         log_normaliser = torch.logsumexp(logits, dim=-1)
         target_logits = logits.gather(1, chunk_targets[:, None]).squeeze(1)
         total += ((log_normaliser - target_logits) * chunk_valid).sum()
@@ -69,10 +72,10 @@ def _chunked_loss(hidden, weight, targets, chunk_rows, compute_dtype, grad_hidde
 
 class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, hidden, weight, targets, chunk_rows, compute_dtype):
+    def forward(ctx, hidden, weight, targets, chunk_rows, compute_dtype, vocab_size):
         grad_hidden = torch.empty_like(hidden) if ctx.needs_input_grad[0] else None
         grad_weight = torch.zeros_like(weight, dtype=torch.float32) if ctx.needs_input_grad[1] else None
-        loss = _chunked_loss(hidden, weight, targets, chunk_rows, compute_dtype, grad_hidden, grad_weight)
+        loss = _chunked_loss(hidden, weight, targets, chunk_rows, compute_dtype, grad_hidden, grad_weight, vocab_size)
         ctx.save_for_backward(grad_hidden, grad_weight)
         return loss
 
@@ -81,31 +84,34 @@ class _LinearCrossEntropy(torch.autograd.Function):
         grad_hidden, grad_weight = ctx.saved_tensors
         scale = grad_output.float()
         return (None if grad_hidden is None else grad_hidden * scale.to(grad_hidden.dtype),
-                None if grad_weight is None else grad_weight * scale, None, None, None)
+                None if grad_weight is None else grad_weight * scale, None, None, None, None)
 
 
 def linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
-                         chunk_rows: int | None = None) -> torch.Tensor:
+                         chunk_rows: int | None = None, vocab_size: int | None = None) -> torch.Tensor:
     """Mean of cross_entropy(hidden @ weight.T, targets) over targets != -100 (0 when there are none).
 
     hidden (N, d), weight (V, d), targets (N,) long. Equal to F.cross_entropy(F.linear(hidden, weight),
-    targets, ignore_index=-100) without ever holding the (N, V) logits or their gradient.
+    targets, ignore_index=-100) without ever holding the (N, V) logits or their gradient. Rows of weight past
+    `vocab_size` (default: none) are padding, never predicted.
     """
     if hidden.dim() != 2 or targets.shape != hidden.shape[:1]:
         raise ValueError(f"expected hidden (N, d) and targets (N,), got {tuple(hidden.shape)} and "
                          f"{tuple(targets.shape)}")
     rows = _chunk_rows(hidden.shape[0], hidden.device, chunk_rows)
     compute_dtype = _compute_dtype(hidden)
+    vocab_size = weight.shape[0] if vocab_size is None else vocab_size
     if torch.is_grad_enabled() and (hidden.requires_grad or weight.requires_grad):
-        return _LinearCrossEntropy.apply(hidden, weight, targets, rows, compute_dtype)
+        return _LinearCrossEntropy.apply(hidden, weight, targets, rows, compute_dtype, vocab_size)
     with torch.no_grad():  # evaluation: the same chunked sum, no gradient work
-        return _chunked_loss(hidden, weight, targets, rows, compute_dtype, None, None)
+        return _chunked_loss(hidden, weight, targets, rows, compute_dtype, None, None, vocab_size)
 
 
-def dense_linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+def dense_linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
+                               vocab_size: int | None = None) -> torch.Tensor:
     """The same mean loss as linear_cross_entropy through the full logits (softmax in fp32, as autocast does), and
     0 when no target is valid, as there."""
-    logits = torch.nn.functional.linear(hidden, weight).float()
+    logits = torch.nn.functional.linear(hidden, weight)[:, :vocab_size].float()
     summed = torch.nn.functional.cross_entropy(logits, targets, ignore_index=IGNORE_INDEX, reduction="sum")
     return summed / (targets != IGNORE_INDEX).sum().clamp(min=1).float()
 
@@ -116,8 +122,9 @@ def checked_lm_loss_kind(kind: str) -> str:
     return kind
 
 
-def mean_lm_loss(kind: str, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """The mean LM loss computed the `kind` way (LM_LOSS_KINDS)."""
+def mean_lm_loss(kind: str, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
+                 vocab_size: int | None = None) -> torch.Tensor:
+    """The mean LM loss computed the `kind` way (LM_LOSS_KINDS); weight's rows past vocab_size are padding."""
     if kind == "dense":
-        return dense_linear_cross_entropy(hidden, weight, targets)
-    return linear_cross_entropy(hidden, weight, targets)
+        return dense_linear_cross_entropy(hidden, weight, targets, vocab_size)
+    return linear_cross_entropy(hidden, weight, targets, vocab_size=vocab_size)
