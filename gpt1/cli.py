@@ -38,7 +38,7 @@ def _benchmark(args, params) -> None:
                    device=args.device, compile=args.compile, threads=args.threads, dtype=args.dtype,
                    output=args.output, compile_mode=args.compile_mode, lm_loss=args.lm_loss,
                    reference=args.reference, deterministic=args.deterministic, pad_vocab_to=args.pad_vocab_to,
-                   breakdown=args.breakdown)
+                   breakdown=args.breakdown, dropout=args.dropout)
 
 
 def _plan(args, params) -> None:
@@ -196,6 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="pad our output layer's rows to a multiple of N (1: none; default: 64 on CUDA, none on a CPU)")
     bench.add_argument("--breakdown", action="store_true",
                        help="also profile our step: its time in matrix products, attention, optimizer, copies, the rest")
+    bench.add_argument("--dropout", type=float, default=None,
+                       help="every dropout rate of both models (default: the config's; 0 measures what dropout costs)")
     bench.add_argument("--threads", type=int, default=None, help="torch CPU threads for both models")
     bench.add_argument("--dtype", choices=["auto", "float32", "bfloat16"], default="auto",
                        help="autocast for both models (auto: bf16 on CUDA, fp32 on CPU)")

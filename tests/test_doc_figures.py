@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MEASUREMENTS = [*sorted((ROOT / "docs" / "measurements").glob("*.json")),
-                *sorted((ROOT / "docs" / "results" / "gpu").glob("*.json")),
+                *sorted((ROOT / "docs" / "results" / "gpu").rglob("*.json")),
                 *sorted((ROOT / "docs" / "results").glob("pretrain_*_metrics.json"))]
 
 NUMBER = r"(\d[\d,]*(?:\.\d+)?)"

@@ -37,13 +37,13 @@ def row(rows: list[dict], **keys) -> dict:
 
 
 def test_the_measured_rate_is_the_h200_benchmark_of_the_paper_profiles_settings():
-    results = json.loads((ROOT / "docs/results/gpu/benchmark-candidates.json").read_text())
+    results = json.loads((ROOT / "docs/results/gpu/2026-11-26/benchmark-candidates.json").read_text())
     measured = results["compiled, dense LM loss, non-deterministic kernels, batch 64"]
     assert (measured["device_name"], measured["batch"], measured["lm_loss"], measured["deterministic"]) == (
         MEASURED.device, 64, "dense", False)
     assert measured["gpt1"]["tokens_per_second"] == MEASURED.tokens_per_second
     assert measured["flops_per_token"] == MEASURED.flops_per_token
-    assert json.loads((ROOT / "docs/results/gpu/gpu-check.json").read_text())["started"].startswith(MEASURED.date)
+    assert json.loads((ROOT / "docs/results/gpu/2026-11-26/gpu-check.json").read_text())["started"].startswith(MEASURED.date)
 
 
 def tiny_with_four_tasks(folder):

@@ -20,6 +20,7 @@ config named, the benchmark measures `paper`: a GPU run is for the model the pro
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import statistics
 import time
@@ -259,13 +260,16 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
          warmup: int = 2, rounds: int = 5, device: str = "auto", compile: bool = False,
          vocab_size: int | None = None, output=None, threads: int | None = None, dtype: str = "auto",
          compile_mode: str | None = None, lm_loss: str = "chunked", reference: bool = True,
-         deterministic: bool = True, pad_vocab_to: int | None = None, breakdown: bool = False) -> dict:
+         deterministic: bool = True, pad_vocab_to: int | None = None, breakdown: bool = False,
+         dropout: float | None = None) -> dict:
     """What `gpt1 benchmark` runs: every named config (CONFIG_NAMES; none named: default and mid, or paper on
-    CUDA), printed and returned as a dict."""
+    CUDA), printed and returned as a dict. `dropout` replaces the config's three dropout rates (what they cost)."""
     if not configs:
         configs = ["paper"] if precision.resolve_device(device, key="--device").type == "cuda" else ["default", "mid"]
     results = {}
     for name, config in named_configs(configs, params.model, vocab_size).items():
+        if dropout is not None:
+            config = dataclasses.replace(config, embd_dropout=dropout, attn_dropout=dropout, resid_dropout=dropout)
         micro_batch = batch or params.pretrain.micro_batch_size
         results[name] = run_benchmark(config, micro_batch, config.n_positions, steps, warmup, rounds,
                                       device=device, compile=compile, threads=threads, dtype=dtype,

@@ -41,11 +41,11 @@ class Throughput:
 
 
 # The paper model's step in the paper profile's settings (64 x 512 tokens a pass, bf16, compiled, dense LM loss,
-# non-deterministic kernels): the entry of that name in docs/results/gpu/benchmark-candidates.json, measured on
-# the H200 of the GPU check that docs/results/gpu/gpu-check.json records (started 2026-11-26).
+# non-deterministic kernels): the entry of that name in docs/results/gpu/2026-11-26/benchmark-candidates.json,
+# measured on the H200 of the GPU check that docs/results/gpu/2026-11-26/gpu-check.json records.
 MEASURED = Throughput(514_487.2112496955, 755_831_808.0, "NVIDIA H200", "2026-11-26",
                       "paper model, bf16 autocast, compiled, dense LM loss, non-deterministic kernels, batch 64 x 512",
-                      "docs/results/gpu/benchmark-candidates.json")
+                      "docs/results/gpu/2026-11-26/benchmark-candidates.json")
 
 
 def read_throughput(path: Path) -> Throughput:
