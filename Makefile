@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 LOCK := requirements/lock.txt
 
-.PHONY: install repro snakemake test test-cluster lock clean gpu-bundle gpu-check
+.PHONY: install repro trial snakemake test test-cluster lock clean gpu-bundle gpu-check
 
 $(BIN)/uv:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,13 @@ repro: install
 
 snakemake: install
 	snakemake --cores 8
+
+# A first result in minutes: every stage on the trial profile (profiles/trial.yaml says what it is), through
+# Snakemake, into the same data/ and results/ as the main job (`make repro` then re-runs what differs).
+trial: install
+	snakemake --cores 2 --configfile profiles/trial.yaml
+	@echo "trial: Table 5 with its intervals in results/ablation.md; Figure 2 in results/layer_transfer.png," \
+	  "results/transfer_curve.png and results/zero_shot.png"
 
 # Two pytest-xdist workers: the end-to-end pipelines (mostly one process waiting on the next) run beside the unit
 # tests instead of after them; loadfile keeps a file's tests on one worker, so a module-scoped pipeline run happens

@@ -8,7 +8,10 @@
 - a pretraining job stopped by `scancel --signal=TERM` (what a time limit or pre-emption sends) saves its state,
   is retried by Snakemake and ends with the weights of an uninterrupted run, bit for bit;
 - a fine-tuning job stopped the same way keeps its finished seed and resumes the stopped one on the retry, ending
-  with the files of an uninterrupted run, byte for byte.
+  with the files of an uninterrupted run, byte for byte;
+- a pretraining job that runs longer than its own SLURM time limit is stopped by SLURM at the limit, attempt after
+  attempt, and finishes over several attempts with the weights of an uninterrupted run, bit for bit (the paper's
+  pretraining on one GPU outlasts the SLURM profile's limit in the same way: workflow/profiles/slurm).
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -165,20 +167,55 @@ def test_a_pretraining_job_stopped_by_sigterm_is_retried_and_resumes_to_the_unin
     assert resumed and 1 <= int(resumed.group(1)) < 3000, pretraining_log[-2000:]
     assert len(re.findall(r"has been submitted with SLURM jobid", log)) >= 2  # the job, then its retry
 
-    uninterrupted = tmp_path / "uninterrupted"  # the same params and tokens, trained in one go, here
+    _assert_the_weights_of_an_uninterrupted_run(project, tmp_path / "uninterrupted", "longer.yaml", target)
+    print(f"\nSLURM job {signalled[0]} stopped by SIGTERM, retried, resumed at update {resumed.group(1)}: final "
+          "weights equal to an uninterrupted run's, bit for bit")
+
+
+def _assert_the_weights_of_an_uninterrupted_run(project: Path, uninterrupted: Path, profile: str, target: str) -> None:
+    """The same params and tokens as `project`, pretrained in one go here: its weights equal `project`'s, bit for bit."""
     shutil.copytree(project / "profiles", uninterrupted / "profiles")
     shutil.copytree(project / "data/tokens", uninterrupted / "data/tokens")
-    for name in ("params.yaml", "longer.yaml"):
+    for name in ("params.yaml", profile):
         shutil.copy(project / name, uninterrupted / name)
-    done = subprocess.run([str(BIN / "gpt1"), "--profile", "profiles/tiny.yaml", "--profile", "longer.yaml", "pretrain",
+    done = subprocess.run([str(BIN / "gpt1"), "--profile", "profiles/tiny.yaml", "--profile", profile, "pretrain",
                            "--model", "transformer"], cwd=uninterrupted, capture_output=True, text=True,
                           env={**os.environ, **SNAKEMAKE_THREADS})
     assert done.returncode == 0, done.stderr[-2000:]
     reference = state_dict(uninterrupted / target)
     for name, tensor in state_dict(project / target).items():
         assert torch.equal(tensor, reference[name]), name
-    print(f"\nSLURM job {signalled[0]} stopped by SIGTERM, retried, resumed at update {resumed.group(1)}: final "
-          "weights equal to an uninterrupted run's, bit for bit")
+
+
+# Longer than two attempts under a one-minute SLURM limit on one CPU: 45,000 tiny updates.
+OVER_THE_LIMIT = {"pretrain": {"max_steps": 45000, "eval_interval": 15000, "save_interval": 15000, "checkpoints": 3},
+                  "analysis": {"transfer_curve_steps": [212]}}  # a kept checkpoint of 45,000 updates (1, 212, 45000)
+
+
+def test_a_pretraining_job_longer_than_its_time_limit_finishes_over_several_attempts_bit_for_bit(tmp_path):
+    """SLURM's own time limit, with no signal sent by the test: the pretraining job asks for one minute (the least
+    SLURM counts) and needs more. At the limit SLURM sends SIGTERM (SIGKILL KillWait later); the run saves its
+    state and exits; Snakemake submits the job again (its retries), and each attempt resumes where the one before
+    stopped, until one finishes. The final weights equal an uninterrupted run's, bit for bit."""
+    project = _fresh_copy(tmp_path / "limited")
+    (project / "over_the_limit.yaml").write_text(yaml.safe_dump(OVER_THE_LIMIT))
+    target = "data/pretrain/transformer/model.safetensors"
+    first_resource = ON_THIS_CLUSTER.index("--set-resources") + 1
+    on_this_cluster = [*ON_THIS_CLUSTER[:first_resource], "pretrain:runtime=1", *ON_THIS_CLUSTER[first_resource:]]
+    controller_log = Path(CLUSTER) / "log" / "slurmctld.log"
+    limits_before = controller_log.read_text().count("Time limit exhausted")
+    _run([str(BIN / "snakemake"), *on_this_cluster, "--retries", "5", "--configfile", "profiles/tiny.yaml",
+                "over_the_limit.yaml", "--", target], project)
+    limits = controller_log.read_text().count("Time limit exhausted") - limits_before
+    pretraining_log = (project / "logs/pretrain/transformer.log").read_text()
+    resumed = [int(update) for update in
+               re.findall(r"resuming transformer pretraining from \S+ at update (\d+)", pretraining_log)]
+    assert limits >= 2 and len(resumed) == limits, (limits, resumed, pretraining_log[-2000:])
+    assert resumed == sorted(set(resumed)) and 0 < resumed[0] and resumed[-1] < 45000, resumed
+    _assert_the_weights_of_an_uninterrupted_run(project, tmp_path / "uninterrupted", "over_the_limit.yaml", target)
+    print(f"\npretraining stopped by its one-minute SLURM time limit {limits} times, resumed at updates {resumed}, "
+          f"finished in attempt {limits + 1}: "
+          "final weights equal to an uninterrupted run's, bit for bit")
 
 
 LONGER_FINETUNE = {"finetune": {"seeds": [1, 2], "epochs": 30, "save_interval": 1}}  # 60 updates a seed, each saved

@@ -16,7 +16,7 @@ from gpt1.params.files import compose_raw
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = {"default": (), "tiny": ("profiles/tiny.yaml",), "paper": ("profiles/paper.yaml",),
             "paper+tiny": ("profiles/paper.yaml", "profiles/tiny.yaml"),
-            "paper+released": ("profiles/paper.yaml", "profiles/released.yaml")}
+            "paper+released": ("profiles/paper.yaml", "profiles/released.yaml"), "trial": ("profiles/trial.yaml",)}
 # Modules whose edits cannot change a stage's outputs, so stages do not list them and the import walk stops
 # at them: exception types, write-then-rename, and the params.yaml schema (a stage lists the params it reads
 # under `params:`, and params.yaml sets every key; the schema would otherwise drag in every data loader

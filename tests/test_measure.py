@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import sys
 
 import pytest
 
@@ -50,3 +51,14 @@ def test_a_timed_command_writes_its_record_with_the_machine(tmp_path, monkeypatc
 def test_a_command_and_a_time_report_together_are_refused(tmp_path):
     with pytest.raises(SystemExit):
         measure.main(["probe", "--from-time-log", str(tmp_path / "x.log"), "--", "true"])
+
+
+def test_sizes_records_each_folders_disk_after_the_command(tmp_path, monkeypatch):
+    monkeypatch.setattr(measure, "FOLDER", tmp_path / "measurements")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "link").symlink_to("/etc/hostname")  # a link is not the folder's own bytes
+    command = [sys.executable, "-c", "open('data/blob', 'wb').write(b'x' * 25_000_000)"]
+    assert measure.main(["footprint", "--sizes", "data", "--", *command]) == 0
+    record = json.loads((tmp_path / "measurements" / "footprint.json").read_text())
+    assert record["disk_gb"] == {"data": 0.025}

