@@ -9,7 +9,7 @@
   is retried by Snakemake and ends with the weights of an uninterrupted run, bit for bit;
 - a fine-tuning job stopped the same way keeps its finished seed and resumes the stopped one on the retry, ending
   with the files of an uninterrupted run, byte for byte;
-- a pretraining job that runs longer than its own SLURM time limit is stopped by SLURM at the limit, attempt after
+- a pretraining job that runs longer than its own SLURM time limit stops itself before the limit, attempt after
   attempt, and finishes over several attempts with the weights of an uninterrupted run, bit for bit (the paper's
   pretraining on one GPU outlasts the SLURM profile's limit in the same way: workflow/profiles/slurm).
 """
@@ -187,16 +187,17 @@ def _assert_the_weights_of_an_uninterrupted_run(project: Path, uninterrupted: Pa
         assert torch.equal(tensor, reference[name]), name
 
 
-# Longer than two attempts under a one-minute SLURM limit on one CPU: 45,000 tiny updates.
-OVER_THE_LIMIT = {"pretrain": {"max_steps": 45000, "eval_interval": 15000, "save_interval": 15000, "checkpoints": 3},
-                  "analysis": {"transfer_curve_steps": [212]}}  # a kept checkpoint of 45,000 updates (1, 212, 45000)
+# Longer than two attempts under a one-minute SLURM limit on one CPU: 30,000 tiny updates.
+OVER_THE_LIMIT = {"pretrain": {"max_steps": 30000, "eval_interval": 10000, "save_interval": 10000, "checkpoints": 3},
+                  "analysis": {"transfer_curve_steps": [173]}}  # a kept checkpoint of 30,000 updates (1, 173, 30000)
 
 
 def test_a_pretraining_job_longer_than_its_time_limit_finishes_over_several_attempts_bit_for_bit(tmp_path):
     """SLURM's own time limit, with no signal sent by the test: the pretraining job asks for one minute (the least
-    SLURM counts) and needs more. At the limit SLURM sends SIGTERM (SIGKILL KillWait later); the run saves its
-    state and exits; Snakemake submits the job again (its retries), and each attempt resumes where the one before
-    stopped, until one finishes. The final weights equal an uninterrupted run's, bit for bit."""
+    SLURM counts) and needs more. Each attempt stops itself before the limit (gpt1/train/interrupt.py), saving its
+    state; Snakemake submits the job again (its retries), and each attempt resumes where the one before stopped,
+    until one finishes, inside its limit: no attempt is cut or marked TIMEOUT by SLURM, which would have retried a
+    finished run from its start. The final weights equal an uninterrupted run's, bit for bit."""
     project = _fresh_copy(tmp_path / "limited")
     (project / "over_the_limit.yaml").write_text(yaml.safe_dump(OVER_THE_LIMIT))
     target = "data/pretrain/transformer/model.safetensors"
@@ -204,18 +205,20 @@ def test_a_pretraining_job_longer_than_its_time_limit_finishes_over_several_atte
     on_this_cluster = [*ON_THIS_CLUSTER[:first_resource], "pretrain:runtime=1", *ON_THIS_CLUSTER[first_resource:]]
     controller_log = Path(CLUSTER) / "log" / "slurmctld.log"
     limits_before = controller_log.read_text().count("Time limit exhausted")
-    _run([str(BIN / "snakemake"), *on_this_cluster, "--retries", "5", "--configfile", "profiles/tiny.yaml",
-                "over_the_limit.yaml", "--", target], project)
-    limits = controller_log.read_text().count("Time limit exhausted") - limits_before
-    pretraining_log = (project / "logs/pretrain/transformer.log").read_text()
-    resumed = [int(update) for update in
-               re.findall(r"resuming transformer pretraining from \S+ at update (\d+)", pretraining_log)]
-    assert limits >= 2 and len(resumed) == limits, (limits, resumed, pretraining_log[-2000:])
-    assert resumed == sorted(set(resumed)) and 0 < resumed[0] and resumed[-1] < 45000, resumed
+    _run([str(BIN / "snakemake"), *on_this_cluster, "--retries", "6", "--configfile", "profiles/tiny.yaml",
+          "over_the_limit.yaml", "--", target], project)
+    assert controller_log.read_text().count("Time limit exhausted") == limits_before
+    attempts = sorted((project / ".snakemake/slurm_logs/rule_pretrain/transformer").glob("*.log"),
+                      key=lambda log: int(log.stem))
+    logs = [attempt.read_text() for attempt in attempts]
+    assert len(logs) >= 3, f"{len(logs)} attempt(s): the run did not outlast its limit twice"
+    assert all("time limit is near" in log for log in logs[:-1]), logs[0][-2000:]
+    resumed = [int(re.search(r"resuming transformer pretraining from \S+ at update (\d+)", log).group(1))
+               for log in logs[1:]]
+    assert resumed == sorted(set(resumed)) and 0 < resumed[0] and resumed[-1] < 30000, resumed
     _assert_the_weights_of_an_uninterrupted_run(project, tmp_path / "uninterrupted", "over_the_limit.yaml", target)
-    print(f"\npretraining stopped by its one-minute SLURM time limit {limits} times, resumed at updates {resumed}, "
-          f"finished in attempt {limits + 1}: "
-          "final weights equal to an uninterrupted run's, bit for bit")
+    print(f"\npretraining under a one-minute SLURM limit: {len(logs)} attempts, each stopping itself before the "
+          f"limit, resumed at updates {resumed}: final weights equal to an uninterrupted run's, bit for bit")
 
 
 LONGER_FINETUNE = {"finetune": {"seeds": [1, 2], "epochs": 30, "save_interval": 1}}  # 60 updates a seed, each saved

@@ -5,13 +5,22 @@ scheduler (SLURM's requeue, Snakemake's retries) starts it again and it resumes 
 The signal only sets a flag; the loop acts on it between updates, where the state is whole. Under torchrun every
 process is signalled (by SLURM or by the launcher); they agree on the update to stop after, since saving the
 resume state is a collective.
+
+Inside a SLURM job the run also stops on its own shortly before the job's time limit: SLURM enforces a limit only
+every half minute or so, and marks a job that ends past its limit TIMEOUT even when it succeeded, so a run that
+finished in that gap would be retried from its start. Stopping first keeps every attempt's end inside the limit.
 """
 
 from __future__ import annotations
 
+import datetime
 import logging
+import os
+import shutil
 import signal
+import subprocess
 import threading
+import time
 
 import torch
 
@@ -28,12 +37,34 @@ class Stopped(UserError):
     exit_code = 128 + signal.SIGTERM  # what a shell reports for a process ended by SIGTERM: the job is retried
 
 
+def slurm_job_end() -> float | None:
+    """The time (seconds since the epoch) this process's SLURM job reaches its time limit; None outside SLURM or
+    where the job has none."""
+    job, squeue = os.environ.get("SLURM_JOB_ID"), shutil.which("squeue")
+    if not job or not squeue:
+        return None
+    try:
+        shown = subprocess.run([squeue, "-h", "-j", job, "-o", "%e"], capture_output=True, text=True, timeout=30)
+        return datetime.datetime.fromisoformat(shown.stdout.strip()).timestamp()
+    except (OSError, subprocess.SubprocessError, ValueError):  # "N/A", "Unknown", no answer: no deadline to keep
+        return None
+
+
+def margin_seconds(limit_seconds: float) -> float:
+    """How long before the limit to stop: a quarter of the job's time, at most two minutes (the resume state's
+    save and the exit fit in it; SLURM's enforcement lags the limit by about half a minute)."""
+    return min(120.0, limit_seconds / 4)
+
+
 class StopRequest:
-    """Notes a stop signal while installed (`with StopRequest() as stop:`) and tells the loop when to act on it."""
+    """Notes a stop signal while installed (`with StopRequest() as stop:`) and tells the loop when to act on it:
+    after a signal, or close to the SLURM job's time limit (see the module's docstring)."""
 
     def __init__(self):
         self.received: signal.Signals | None = None
         self._previous: dict[signal.Signals, object] = {}
+        end = slurm_job_end()
+        self.deadline = None if end is None else end - margin_seconds(max(0.0, end - time.time()))
 
     def __enter__(self) -> "StopRequest":
         if threading.current_thread() is threading.main_thread():  # Python delivers signals to the main thread only
@@ -51,7 +82,13 @@ class StopRequest:
                     self.received.name)
 
     def requested(self, runtime: distributed.Runtime) -> bool:
-        """Whether to stop now: on any process that got the signal, all stop at the same update."""
+        """Whether to stop now: on any process that got the signal or reached the deadline, all stop at the same
+        update."""
+        if self.received is None and self.deadline is not None and time.time() >= self.deadline:
+            self.deadline = None
+            self.received = signal.SIGTERM  # as if SLURM had sent it: the same save, exit status and retry
+            log.warning("the SLURM job's time limit is near: stopping after the update in progress, with the resume "
+                        "state saved")
         if not runtime.distributed:
             return self.received is not None
         flag = torch.tensor([1.0 if self.received is not None else 0.0], device=runtime.device)
