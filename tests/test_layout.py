@@ -11,7 +11,6 @@ from gpt1.pipeline.stage_table import STAGES, module_name
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "gpt1"
 LIBRARY = ("data", "tokenizer", "model", "train", "eval")
-MAX_LINES = 300
 
 
 def modules() -> list[Path]:
@@ -89,12 +88,6 @@ def test_no_two_parts_of_the_package_import_each_other_even_inside_functions():
         tuple(TopologicalSorter(graph).static_order())
     except CycleError as error:
         pytest.fail(f"parts of gpt1 that import each other: {' -> '.join(error.args[1])}")
-
-
-def test_no_module_over_the_line_limit():
-    long = {str(path.relative_to(PACKAGE)): lines for path in modules()
-            if (lines := len(path.read_text().splitlines())) > MAX_LINES}
-    assert not long, f"over {MAX_LINES} lines, split by job: {long}"
 
 
 def test_kept_checkpoints_are_the_step_files_by_update(tmp_path):
