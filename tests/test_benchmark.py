@@ -146,3 +146,11 @@ def test_kernels_are_sorted_into_the_categories_by_name(kernel, expected):
     from gpt1.commands.step_profile import category
 
     assert category(kernel) == expected
+
+
+@pytest.mark.parametrize("option, value, message", [("pad_vocab_to", 0, "--pad-vocab-to 0: give a multiple of 1"),
+                                                     ("dropout", 1.0, "--dropout 1.0: give a rate from 0")])
+def test_a_padding_below_one_or_a_dropout_rate_outside_0_to_1_is_one_clear_error(option, value, message):
+    params = parse_params(tiny_raw_params())
+    with pytest.raises(UserError, match=message):
+        benchmark.main(params, configs=["default"], device="cpu", vocab_size=50, **{option: value})

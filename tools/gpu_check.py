@@ -159,6 +159,7 @@ class Check:
                                       "tests/test_gpu.py"], limit=120)
 
     def profiles(self) -> list[str]:
+        """The GPU profile, the rehearsal's overlay on a CPU, and the rate the dev sweep chose once it has."""
         chosen = self.report / "chosen.yaml"
         return ([PROFILE] + ([REHEARSAL_OVERLAY] if self.rehearsal else [])
                 + ([str(chosen)] if chosen.is_file() else []))
@@ -194,8 +195,7 @@ class Check:
             overlay = self.report / "sweep" / f"lr_{rate:g}.yaml"
             overlay.parent.mkdir(parents=True, exist_ok=True)
             overlay.write_text(json.dumps({"finetune": {"lr": rate}}) + "\n")  # JSON is YAML
-            profile_flags = [argument for path in [PROFILE, *([REHEARSAL_OVERLAY] if self.rehearsal else []), overlay]
-                             for argument in ("--profile", str(path))]
+            profile_flags = [argument for path in [*self.profiles(), overlay] for argument in ("--profile", str(path))]
             jobs = "".join(f"gpt1 {' '.join(profile_flags)} finetune --method full --task {task} --seed {SWEEP_SEED} & "
                            "pids+=($!); " for task in tasks)
             script = f"export OMP_NUM_THREADS=2; pids=(); {jobs}status=0; for p in ${{pids[@]}}; do wait $p || status=1; " \

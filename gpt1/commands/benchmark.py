@@ -264,6 +264,10 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
          dropout: float | None = None) -> dict:
     """What `gpt1 benchmark` runs: every named config (CONFIG_NAMES; none named: default and mid, or paper on
     CUDA), printed and returned as a dict. `dropout` replaces the config's three dropout rates (what they cost)."""
+    if pad_vocab_to is not None and pad_vocab_to < 1:
+        raise UserError(f"--pad-vocab-to {pad_vocab_to}: give a multiple of 1 or more (1: no padding)")
+    if dropout is not None and not 0 <= dropout < 1:
+        raise UserError(f"--dropout {dropout}: give a rate from 0 up to, not including, 1")
     if not configs:
         configs = ["paper"] if precision.resolve_device(device, key="--device").type == "cuda" else ["default", "mid"]
     results = {}
