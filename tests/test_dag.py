@@ -1,7 +1,6 @@
 """dvc.yaml is the one declaration of the DAG: gpt1/pipeline/dag.py resolves it as DVC does, the Snakefile's rules are
 built from that resolution, and each stage depends on exactly the code it imports."""
 
-import ast
 import json
 import shutil
 from pathlib import Path
@@ -17,12 +16,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PROFILES = {"default": (), "tiny": ("profiles/tiny.yaml",), "paper": ("profiles/paper.yaml",),
             "paper+tiny": ("profiles/paper.yaml", "profiles/tiny.yaml"),
             "paper+released": ("profiles/paper.yaml", "profiles/released.yaml"), "trial": ("profiles/trial.yaml",)}
-# Modules whose edits cannot change a stage's outputs, so stages do not list them and the import walk stops
-# at them: exception types, write-then-rename, and the params.yaml schema (a stage lists the params it reads
-# under `params:`, and params.yaml sets every key; the schema would otherwise drag in every data loader
-# through the task registry it validates names against). Package __init__ files hold only a docstring
-# (tests/test_layout.py), so they are not listed either.
-NEUTRAL = {"errors", "files.atomic", "params.schema"}
 
 
 def composed(profile: str) -> dict:
@@ -129,58 +122,57 @@ def test_snakemake_refuses_config_overrides_that_the_commands_would_not_see():
                 config={"seed": 3}), snakefile=ROOT / "workflow" / "Snakefile", workdir=ROOT).dag()
 
 
-def source_of(module: str) -> Path:
-    """gpt1/<module as a path>.py for a dotted module below gpt1 (e.g. "train.finetune")."""
-    return ROOT / "gpt1" / (module.replace(".", "/") + ".py")
+def test_dvc_yaml_lists_the_code_each_stage_imports_as_derived():
+    """Editing a module that a stage runs must re-run the stage, and only those modules are listed: the lists are
+    written by `python -m gpt1.pipeline.generated` (gpt1/pipeline/code_deps.py), never by hand."""
+    from gpt1.pipeline import code_deps, generated
+
+    text = (ROOT / "dvc.yaml").read_text(encoding="utf-8")
+    assert code_deps.rewrite(text, ROOT) == text, f"dvc.yaml's code dependencies are stale: run `{generated.REGENERATE}`"
+    for stage in dag.resolve(ROOT / "dvc.yaml", composed("default")):
+        expected = {str(code_deps.source_of(Path(), module))
+                    for module in closure(stage_module(stage)) - code_deps.NEUTRAL}
+        assert {dep for dep in stage.deps if dep.startswith("gpt1/")} == expected, stage.name
 
 
-def gpt1_imports(module: str) -> set[str]:
-    """The gpt1 modules (dotted, below gpt1) that `module` imports, at the top or inside functions."""
-    found = set()
-    for node in ast.walk(ast.parse(source_of(module).read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "gpt1":
-            package = node.module.partition(".")[2]
-            if package and source_of(package).is_file():  # from gpt1.data.records import TaskSpec
-                found.add(package)
-            else:  # from gpt1.data import records, registry
-                found |= {f"{package}.{alias.name}".strip(".") for alias in node.names
-                          if source_of(f"{package}.{alias.name}".strip(".")).is_file()}
-        elif isinstance(node, ast.Import):
-            found |= {alias.name.partition(".")[2] for alias in node.names if alias.name.startswith("gpt1.")}
-    return found
+def test_the_derived_code_dependencies_follow_an_edit_and_keep_the_rest(tmp_path):
+    """In a copy of gpt1/, a stage that gains an import gains the module's file and every file behind it; a stage
+    entry without `deps:` gains one after its command; data dependencies and comments stay where they were."""
+    from gpt1.pipeline import code_deps
+
+    shutil.copytree(ROOT / "gpt1", tmp_path / "gpt1", ignore=shutil.ignore_patterns("__pycache__"))
+    baselines = tmp_path / "gpt1/stages/baselines.py"
+    baselines.write_text("from gpt1.tokenizer import bpe\n" + baselines.read_text())
+    text = ("stages:\n  baselines:\n    cmd: gpt1 baselines\n    deps:\n      - data/tasks  # why\n"
+            "      # a comment among them\n      - gpt1/stages/baselines.py\n      - gpt1/gone.py\n"
+            "    params:\n      - seed\n  bpe:\n    cmd: gpt1 bpe\n    outs:\n      - data/bpe\n")
+    written = code_deps.rewrite(text, tmp_path)
+    listed = [line.strip()[2:] for line in written.splitlines() if line.strip().startswith("- gpt1/")]
+    assert written.startswith("stages:\n  baselines:\n    cmd: gpt1 baselines\n    deps:\n      - data/tasks  # why\n"
+                              "      # a comment among them\n      - gpt1/stages/baselines.py\n")
+    assert "gpt1/gone.py" not in written and "gpt1/tokenizer/bpe.py" in listed
+    assert "    params:\n      - seed\n  bpe:\n    cmd: gpt1 bpe\n    deps:\n      - gpt1/stages/bpe.py\n" in written
+    assert written.endswith("    outs:\n      - data/bpe\n") and code_deps.rewrite(written, tmp_path) == written
 
 
-def imported_closure(module: str) -> set[str]:
-    """`module` and every gpt1 module it reaches through imports, not walking through NEUTRAL ones."""
-    seen, todo = set(), [module]
-    while todo:
-        current = todo.pop()
-        if current not in seen:
-            seen.add(current)
-            if current not in NEUTRAL:
-                todo.extend(gpt1_imports(current))
-    return seen
+def closure(module: str) -> set[str]:
+    from gpt1.pipeline import code_deps
+
+    return code_deps.closure(ROOT, module)
 
 
 def stage_module(stage: dag.Stage) -> str:
     return "stages." + stage.verb.replace("-", "_")
 
 
-def test_stages_depend_on_exactly_the_code_they_import():
-    """Editing a module that a stage runs must re-run the stage, and only those modules are listed."""
-    for stage in dag.resolve(ROOT / "dvc.yaml", composed("default")):
-        expected = {str(source_of(module).relative_to(ROOT)) for module in imported_closure(stage_module(stage)) - NEUTRAL}
-        declared = {dep for dep in stage.deps if dep.startswith("gpt1/")}
-        assert declared == expected, (f"stage '{stage.name}': missing {sorted(expected - declared)}, "
-                                      f"not imported {sorted(declared - expected)}")
-
-
 def test_the_import_walk_sees_late_imports_and_the_neutral_modules_exist():
-    assert "data.registry" in gpt1_imports("stages.download")  # imported inside a function
-    assert "train.finetune" in gpt1_imports("stages.finetune")  # `from gpt1.train.finetune import ...`, late
-    assert {"tokenizer.bpe", "data.cleanup"} <= imported_closure("train.finetune")  # through model.transforms
-    assert "data.registry" in gpt1_imports("data.prepare")  # `from gpt1.data import embedded, registry`
-    assert all(source_of(module).is_file() for module in NEUTRAL)
+    from gpt1.pipeline import code_deps
+
+    assert "data.registry" in code_deps.imports_of(ROOT, "stages.download")  # imported inside a function
+    assert "train.finetune" in code_deps.imports_of(ROOT, "stages.finetune")  # `from gpt1.train.finetune import ...`
+    assert {"tokenizer.bpe", "data.cleanup"} <= closure("train.finetune")  # through model.transforms
+    assert "data.registry" in code_deps.imports_of(ROOT, "data.prepare")  # `from gpt1.data import embedded, registry`
+    assert all(code_deps.source_of(ROOT, module).is_file() for module in code_deps.NEUTRAL)
 
 
 def test_the_slurm_profile_sets_resources_of_rules_that_exist_and_of_every_training_rule():
@@ -264,11 +256,11 @@ def test_the_generated_docs_are_what_dvc_yaml_and_the_stage_table_give(page):
     """The README's Mermaid drawing of the DAG (`dag.drawing`) and docs/pipeline.md's table of stages
     (`dag.stage_table_markdown`) are generated from dvc.yaml and gpt1/pipeline/stage_table.py: a stage, dependency,
     output or help text that the page lacks fails here."""
-    from gpt1.pipeline import generated_docs
+    from gpt1.pipeline import generated
 
-    markers, part = generated_docs.generated(ROOT)[ROOT / page]
-    written = generated_docs.split((ROOT / page).read_text(encoding="utf-8"), markers)[1]
-    assert written == part, f"{page} is stale: run `{generated_docs.REGENERATE}`"
+    markers, part = generated.generated(ROOT)[ROOT / page]
+    written = generated.split((ROOT / page).read_text(encoding="utf-8"), markers)[1]
+    assert written == part, f"{page} is stale: run `{generated.REGENERATE}`"
 
 
 def test_every_dvc_stage_has_one_row_in_the_stage_table_and_each_row_a_stage():
@@ -280,10 +272,12 @@ def test_every_dvc_stage_has_one_row_in_the_stage_table_and_each_row_a_stage():
 
 def test_a_new_stage_is_a_module_a_table_row_and_a_dvc_yaml_entry(tmp_path):
     """In a copy of the project, a stage added with only its module, its row in gpt1/pipeline/stage_table.py and its dvc.yaml
-    entry runs through the CLI (with its own log) and is planned by Snakemake with its log and threads. Its name is
+    entry (command, params, outputs; its code dependencies derived) runs through the CLI (with its own log) and is planned by Snakemake with its log and threads. Its name is
     one no real stage would take, so the copy gains a stage rather than replacing one."""
     import subprocess
     import sys
+
+    from gpt1.pipeline import code_deps
 
     for name in ("gpt1", "workflow", "profiles"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -302,10 +296,10 @@ def test_a_new_stage_is_a_module_a_table_row_and_a_dvc_yaml_entry(tmp_path):
         '    "example-stage": StageSpec("write the seed", work="text", report="Corpus",\n'
         '                               outputs=lambda params: [layout.RESULTS / "example_stage.txt"]),\n'))
     declared = yaml.safe_load((tmp_path / "dvc.yaml").read_text())
-    declared["stages"]["example_stage"] = {"cmd": "gpt1 example-stage", "deps": ["gpt1/stages/example_stage.py"],
-                                           "params": ["seed"],
+    declared["stages"]["example_stage"] = {"cmd": "gpt1 example-stage", "params": ["seed"],
                                            "outs": [{"results/example_stage.txt": {"cache": False}}]}
-    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump(declared, sort_keys=False))
+    (tmp_path / "dvc.yaml").write_text(code_deps.rewrite(yaml.safe_dump(declared, sort_keys=False), tmp_path))
+    assert dag.templates(tmp_path / "dvc.yaml", composed("default"))  # still DVC's shape
     environment = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
     plan = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "3", "results/example_stage.txt"],
                           cwd=tmp_path, env=environment, capture_output=True, text=True)

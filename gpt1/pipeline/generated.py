@@ -1,7 +1,8 @@
-"""The documentation generated from dvc.yaml and the stage table for the default params, so that it cannot drift from
-them: the README's Mermaid drawing of the DAG (`dag.drawing`) and docs/pipeline.md's table of stages
-(`dag.stage_table_markdown`). `python -m gpt1.pipeline.generated_docs` rewrites both in place; tests/test_dag.py fails
-while either page differs from what it would write.
+"""What is derived rather than kept by hand, so that it cannot drift: each dvc.yaml stage's code dependencies, from
+its imports (gpt1/pipeline/code_deps.py), then the documentation drawn from dvc.yaml and the stage table for the
+default params: the README's Mermaid drawing of the DAG (`dag.drawing`) and docs/pipeline.md's table of stages
+(`dag.stage_table_markdown`). `python -m gpt1.pipeline.generated` rewrites all three in place; tests/test_dag.py fails
+while any differs from what it would write.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from pathlib import Path
 
 import yaml
 
-from gpt1.pipeline import dag
+from gpt1.files.atomic import write_text_if_changed
+from gpt1.pipeline import code_deps, dag
 
-REGENERATE = "python -m gpt1.pipeline.generated_docs"
+REGENERATE = "python -m gpt1.pipeline.generated"
 # Each generated part sits between two markers; the rest of the page is prose, written by hand and kept as it is.
 DRAWING = ("```mermaid\n", "```")
 STAGE_TABLE = ("<!-- generated from dvc.yaml and gpt1/pipeline/stage_table.py: edit those, then run "
@@ -40,9 +42,11 @@ def split(text: str, markers: tuple[str, str]) -> tuple[str, str, str]:
 
 
 def main(root: Path = Path(".")) -> None:
+    dvc_yaml = root / "dvc.yaml"  # first: the drawing and the table are read from it
+    write_text_if_changed(dvc_yaml, code_deps.rewrite(dvc_yaml.read_text(encoding="utf-8"), root))
     for page, (markers, part) in generated(root).items():
         before, _, after = split(page.read_text(encoding="utf-8"), markers)
-        page.write_text(before + part + after, encoding="utf-8")
+        write_text_if_changed(page, before + part + after)
 
 
 if __name__ == "__main__":
