@@ -1,5 +1,9 @@
-"""The command line: stage errors are one line, import-weights writes a loadable checkpoint."""
+"""The command line: stage errors are one line, import-weights writes a loadable checkpoint, a tool is a module and a
+row of gpt1/commands/tool_table.py, and building the parser loads no torch."""
 
+import importlib
+import inspect
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -91,8 +95,8 @@ def test_the_older_flag_dvc_yaml_runs_is_an_alias_with_the_same_log(stage, docum
 @pytest.mark.parametrize("command, option", [(["transfer-curve", "--task", "snli_100k", "--seed", "7"], "step"),
                                              (["layer-transfer", "--task", "snli_100k", "--layers", "1"], "layers")])
 def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command, option):
-    """The log's path names both halves of a one-off (logs/layer_transfer/<task>/layers1/seed7.log): with one missing, the
-    command stops with the one error line and leaves no log (nor its folders) behind."""
+    """The log's path names both halves of a one-off (logs/layer_transfer/<task>/layers1/seed7.log): with one missing,
+    the command stops with the one error line and leaves no log (nor its folders) behind."""
     (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
     result = gpt1(*command, cwd=tmp_path)
     assert result.returncode == 2
@@ -155,8 +159,8 @@ def test_the_transfer_curve_stage_says_why_it_cannot_run_on_released_weights_use
     raw = tiny_raw_params(pretrain={"max_steps": 0, "init_from": "/weights/gpt1"})
     raw["pretrain"]["lstm"]["max_steps"] = 6
     with pytest.raises(UserError, match=r"pretrain.max_steps is 0 \(released weights used as they are\)"):
-        transfer_curve.main(build_parser().parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "2", "--seed", "1"]),
-                            parse_params(raw))
+        transfer_curve.main(build_parser().parse_args(["transfer-curve", "--task", "rt_polarity", "--step", "2",
+                                                       "--seed", "1"]), parse_params(raw))
 
 
 def test_the_help_lists_every_command(capsys):
@@ -165,3 +169,52 @@ def test_the_help_lists_every_command(capsys):
         main(["--help"])
     assert stopped.value.code == 0
     assert "compare" in capsys.readouterr().out
+
+
+def test_building_the_parser_loads_no_torch():
+    """Every tool's module is imported to read its options: the CLI stays cheap (`gpt1 download` never loads torch,
+    which takes seconds) only while each keeps its heavy imports inside its `main`."""
+    script = "import sys; from gpt1.cli import build_parser; build_parser(); print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"
+
+
+def test_every_tool_is_a_module_of_gpt1_commands_with_its_options_and_a_main():
+    from gpt1.commands.tool_table import TOOLS, tool_module_name
+    from gpt1.pipeline.stage_table import STAGES
+
+    assert not set(TOOLS) & set(STAGES)
+    for command in TOOLS:
+        module = importlib.import_module(tool_module_name(command))
+        assert module.__name__.startswith("gpt1.commands."), command
+        assert list(inspect.signature(module.main).parameters) == ["args", "params"], command
+        assert list(inspect.signature(module.add_arguments).parameters) == ["parser"], command
+
+
+def test_a_new_tool_is_a_module_and_a_table_row(tmp_path):
+    """In a copy of the project, a tool added with only its module in gpt1/commands and its row in
+    gpt1/commands/tool_table.py is listed by `gpt1 --help`, takes its options, gets the params and writes its log. Its
+    name is one no real command would take, so the copy gains a tool rather than replacing one."""
+    shutil.copytree(ROOT / "gpt1", tmp_path / "gpt1", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    (tmp_path / "gpt1/commands/example_tool.py").write_text(
+        '"""`gpt1 example-tool`: the project seed, times --times."""\n\n'
+        "import logging\n\n\n"
+        "def add_arguments(parser) -> None:\n"
+        "    parser.add_argument('--times', type=int, default=1, help='how many times the seed')\n\n\n"
+        "def main(args, params) -> None:\n"
+        "    logging.getLogger('gpt1.example_tool').info('multiplied')\n"
+        "    print(params.seed * args.times)\n")
+    table = tmp_path / "gpt1/commands/tool_table.py"
+    header = next(line for line in table.read_text().splitlines(keepends=True) if line.startswith("TOOLS: "))
+    table.write_text(table.read_text().replace(header, header + '    "example-tool": ToolSpec("print the seed"),\n'))
+    environment = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    listed = subprocess.run([sys.executable, "-m", "gpt1.cli", "--help"], cwd=tmp_path, env=environment,
+                            capture_output=True, text=True)
+    assert listed.returncode == 0 and "example-tool" in listed.stdout and "print the seed" in listed.stdout
+    run = subprocess.run([sys.executable, "-m", "gpt1.cli", "example-tool", "--times", "2"], cwd=tmp_path,
+                         env=environment, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "2468"
+    assert "multiplied" in (tmp_path / "logs/example-tool.log").read_text()
