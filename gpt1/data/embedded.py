@@ -1,7 +1,7 @@
 """Readers for the embedded default: corpus parts and tasks built from the files in gpt1/data/catalog.py.
 
 Corpus readers yield raw documents (paragraphs separated by blank lines); task loaders return labelled
-splits and stop on a malformed row with the file and the row number.
+splits and stop on a malformed row with the file and the row number (gpt1.data.row_checks).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Iterator
 
-
+from gpt1.data import row_checks
 from gpt1.data.catalog import BENCHMARK_TASKS, GENSIM_DATA
+from gpt1.data.nli import read_snli
+from gpt1.data.records import ClassificationExample, EntailmentExample, MultipleChoiceExample, SimilarityExample
 from gpt1.errors import UserError
 from gpt1.files.text_files import read_text
-from gpt1.data.records import (ClassificationExample, EntailmentExample, MultipleChoiceExample,
-                          SimilarityExample)
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,8 @@ _MEDIAWIKI = "{http://www.mediawiki.org/xml/export-0.10/}"
 
 def read_wiki_articles(raw: Path) -> Iterator[str]:
     """Article text of the Wikipedia XML sample, markup stripped by mwparserfromhell."""
-    path = raw / "gensim_test_data" / GENSIM_DATA / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+    path = (raw / "gensim_test_data" / GENSIM_DATA
+            / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")
     with bz2.open(path) as handle:
         for _, element in ElementTree.iterparse(handle):
             if not element.tag.endswith("page"):
@@ -99,39 +100,22 @@ def load_rt_polarity(raw: Path) -> dict[str, list]:
     path = raw / "vader" / "hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt"
     examples = []
     for row, line in enumerate(read_text(path).splitlines(), start=1):
-        fields = line.split("\t")
+        where, fields = f"{path}:{row}", line.split("\t")
         if len(fields) != 3 or not fields[2].strip():
-            raise UserError(f"{path}:{row}: expected 'id<TAB>score<TAB>text', got {len(fields)} field(s)")
-        score = _number(fields[1], path, row)
+            raise row_checks.row_error(where, f"expected 'id<TAB>score<TAB>text', got {len(fields)} field(s)")
+        score = row_checks.number(where, fields[1])
         if score != 0:
             examples.append(ClassificationExample(text=fields[2].strip(), label=int(score > 0)))
     return {"train": examples}
 
 
-SNLI_LABELS = ("entailment", "neutral", "contradiction")
-
-
 def load_snli(raw: Path) -> dict[str, list]:
     folder = raw / "snli_subset" / "data"
-    return {
-        "train": _snli_file(folder / "snli_1.0_train_subset.jsonl"),
-        "test": _snli_file(folder / "snli_1.0_test.jsonl"),
-    }
+    return {"train": read_snli(folder / "snli_1.0_train_subset.jsonl"),
+            "test": read_snli(folder / "snli_1.0_test.jsonl")}
 
 
-def _snli_file(path: Path) -> list[EntailmentExample]:
-    examples = []
-    for row, line in enumerate(read_text(path).splitlines(), start=1):
-        record = _json_row(line, path, row)
-        gold = _field(record, "gold_label", path, row)
-        if gold == "-":  # no annotator majority: SNLI's own instructions drop these
-            continue
-        if gold not in SNLI_LABELS:
-            raise UserError(f"{path}:{row}: unknown label '{gold}' (expected one of {', '.join(SNLI_LABELS)})")
-        examples.append(EntailmentExample(premise=_field(record, "sentence1", path, row),
-                                          hypothesis=_field(record, "sentence2", path, row),
-                                          label=SNLI_LABELS.index(gold)))
-    return examples
+VITAMINC_VERDICTS = ("True", "False", "Neither")  # the claim is supported (entailment), refuted, or neither
 
 
 def load_vitaminc(raw: Path) -> dict[str, list]:
@@ -139,14 +123,13 @@ def load_vitaminc(raw: Path) -> dict[str, list]:
     path = raw / "bigbench" / BENCHMARK_TASKS / "vitaminc_fact_verification/task.json"
     examples = []
     for row, example in enumerate(_load_json(path)["examples"], start=1):
+        where = f"{path}: example {row}"
         evidence, separator, claim = example["input"].rpartition("\nClaim: ")
         if not separator:
-            raise UserError(f"{path}: example {row}: no '\\nClaim: ' separator in its input")
+            raise row_checks.row_error(where, "no '\\nClaim: ' separator in its input")
         premise = evidence.split(": ", 1)[1] if ": " in evidence else evidence  # drop "Title: "
-        gold = _gold_choice(example, path, row)
-        if gold not in ("True", "False", "Neither"):
-            raise UserError(f"{path}: example {row}: unknown label '{gold}' (expected True, False or Neither)")
-        examples.append(EntailmentExample(premise=premise, hypothesis=claim, label=int(gold != "True")))
+        verdict = row_checks.label(where, _gold_choice(example, where), VITAMINC_VERDICTS)
+        examples.append(EntailmentExample(premise=premise, hypothesis=claim, label=int(verdict != 0)))
     return {"train": examples}
 
 
@@ -154,11 +137,12 @@ def load_social_iqa(raw: Path) -> dict[str, list]:
     path = raw / "bigbench" / BENCHMARK_TASKS / "social_iqa/task.json"
     examples = []
     for row, example in enumerate(_load_json(path)["examples"], start=1):
-        scores = _target_scores(example, path, row)
+        where = f"{path}: example {row}"
+        scores = _target_scores(example, where)
         choices = tuple(scores)
         gold = [index for index, choice in enumerate(choices) if scores[choice] == 1]
         if len(gold) != 1:
-            raise UserError(f"{path}: example {row}: expected exactly one correct choice, found {len(gold)}")
+            raise row_checks.row_error(where, f"expected exactly one correct choice, found {len(gold)}")
         examples.append(MultipleChoiceExample(context=example["input"].strip(), choices=choices, label=gold[0]))
     return {"train": examples}
 
@@ -177,13 +161,11 @@ def load_sts_benchmark(raw: Path) -> dict[str, list]:
 def _sts_file(path: Path) -> list[SimilarityExample]:
     examples = []
     for row, line in enumerate(read_text(path).splitlines(), start=1):
-        fields = line.split("\t")
+        where, fields = f"{path}:{row}", line.split("\t")
         if len(fields) < 7 or not fields[5].strip() or not fields[6].strip():
-            raise UserError(f"{path}:{row}: expected 7 tab-separated fields (genre, file, year, id, score, "
-                            f"sentence 1, sentence 2), got {len(fields)}; re-run `gpt1 download`")
-        score = _number(fields[4], path, row)
-        if not 0.0 <= score <= 5.0:
-            raise UserError(f"{path}:{row}: similarity score {score} is outside 0 to 5")
+            raise row_checks.row_error(where, f"expected 7 tab-separated fields (genre, file, year, id, score, "
+                                       f"sentence 1, sentence 2), got {len(fields)}", "re-run `gpt1 download`")
+        score = row_checks.within(where, row_checks.number(where, fields[4]), 0.0, 5.0, "similarity score")
         examples.append(SimilarityExample(a=fields[5].strip(), b=fields[6].strip(), label=score))
     return examples
 
@@ -204,9 +186,10 @@ def load_lee_similarity(raw: Path) -> dict[str, list]:
     matrix_path = folder / "similarities0-1.txt"
     matrix = []
     for row, line in enumerate(read_text(matrix_path).splitlines(), start=1):
-        values = [_number(value, matrix_path, row) for value in line.split()]
+        where = f"{matrix_path}:{row}"
+        values = [row_checks.number(where, value) for value in line.split()]
         if len(values) != len(documents):
-            raise UserError(f"{matrix_path}:{row}: expected {len(documents)} similarities, got {len(values)}")
+            raise row_checks.row_error(where, f"expected {len(documents)} similarities, got {len(values)}")
         matrix.append(values)
     if len(matrix) != len(documents):
         raise UserError(f"{matrix_path}: expected {len(documents)} rows, got {len(matrix)}")
@@ -256,28 +239,7 @@ def _load_json(path: Path):
         raise UserError(f"{path}: not valid JSON ({error}); re-run `gpt1 download`") from None
 
 
-def _json_row(line: str, path: Path, row: int) -> dict:
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError:
-        raise UserError(f"{path}:{row}: not a JSON object") from None
-
-
-def _field(record: dict, name: str, path: Path, row: int) -> str:
-    value = record.get(name)
-    if not isinstance(value, str) or not value.strip():
-        raise UserError(f"{path}:{row}: missing field '{name}'")
-    return value.strip()
-
-
-def _number(text: str, path: Path, row: int) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise UserError(f"{path}:{row}: '{text}' is not a number") from None
-
-
-def _target_scores(example: dict, path: Path, row: int) -> dict:
+def _target_scores(example: dict, where: str) -> dict:
     scores = example.get("target_scores")
     if isinstance(scores, str):  # some BIG-bench files store the dict as its Python repr
         try:
@@ -285,10 +247,10 @@ def _target_scores(example: dict, path: Path, row: int) -> dict:
         except (ValueError, SyntaxError):
             scores = None
     if not isinstance(scores, dict) or not scores:
-        raise UserError(f"{path}: example {row}: missing or unreadable 'target_scores'")
+        raise row_checks.row_error(where, "missing or unreadable 'target_scores'")
     return scores
 
 
-def _gold_choice(example: dict, path: Path, row: int) -> str:
-    scores = _target_scores(example, path, row)
+def _gold_choice(example: dict, where: str) -> str:
+    scores = _target_scores(example, where)
     return max(scores, key=scores.get)

@@ -16,48 +16,44 @@ from functools import partial
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from gpt1.errors import UserError
+from gpt1.data import row_checks
+from gpt1.data.nli import BINARY_NLI_LABELS, NLI_LABELS, read_snli
 from gpt1.data.records import (ClassificationExample, EntailmentExample, Example, MultipleChoiceExample,
-                          SimilarityExample, TaskSpec)
-from gpt1.data.tasks import TaskDefinition
-from gpt1.data import upstream_rows as upstream
-from gpt1.files.text_files import json_lines, open_text, read_text
+                               SimilarityExample, TaskSpec)
+from gpt1.data.tasks import TaskDefinition, TaskSize
+from gpt1.data.upstream_rows import columns
+from gpt1.errors import UserError
+from gpt1.files.text_files import open_text, read_text
 
 Splits = dict[str, list[Example]]
 
 # --- reading helpers -------------------------------------------------------------------------------
 
 BINARY = ("0", "1")
-NLI_LABELS = ("entailment", "neutral", "contradiction")
-QNLI_LABELS = ("entailment", "not_entailment")
 SCITAIL_LABELS = ("entails", "neutral")
 
 
 def _read_sentences(path: Path, text: str, label: str, fixed: Sequence[str] = ()) -> list[Example]:
-    return [ClassificationExample(text=upstream.text(path, line, row[text], text), label=upstream.label(path, line, row[label], BINARY))
-            for line, row in upstream.columns(path, (text, label), fixed)]
+    return [ClassificationExample(text=row_checks.text(where, row[text], text),
+                                  label=row_checks.label(where, row[label], BINARY))
+            for where, row in columns(path, (text, label), fixed)]
 
 
 def _read_pairs(path: Path, first: str, second: str, label: str, names: Sequence[str], record,
                 fixed: Sequence[str] = ()) -> list[Example]:
     """Sentence pairs by column name; `record(first, second, label index)` builds the example."""
-    return [record(upstream.text(path, line, row[first], first), upstream.text(path, line, row[second], second),
-                   upstream.label(path, line, row[label], names))
-            for line, row in upstream.columns(path, (first, second, label), fixed)]
+    return [record(row_checks.text(where, row[first], first), row_checks.text(where, row[second], second),
+                   row_checks.label(where, row[label], names))
+            for where, row in columns(path, (first, second, label), fixed)]
 
 
 def _read_stsb(path: Path) -> list[Example]:
     examples = []
-    for line, row in upstream.columns(path, ("sentence1", "sentence2", "score"), score_last=True):
-        try:
-            score = float(row["score"])
-        except ValueError:
-            raise UserError(f"{path}:{line}: bad number {row['score']!r} for the similarity score "
-                            "(expected 0 to 5)") from None
-        if not 0.0 <= score <= 5.0:
-            raise UserError(f"{path}:{line}: similarity score {score} is outside 0 to 5")
-        examples.append(SimilarityExample(upstream.text(path, line, row["sentence1"], "sentence1"),
-                                          upstream.text(path, line, row["sentence2"], "sentence2"), score))
+    for where, row in columns(path, ("sentence1", "sentence2", "score"), score_last=True):
+        score = row_checks.number(where, row["score"], "bad number {value} for the similarity score (expected 0 to 5)")
+        examples.append(SimilarityExample(row_checks.text(where, row["sentence1"], "sentence1"),
+                                          row_checks.text(where, row["sentence2"], "sentence2"),
+                                          row_checks.within(where, score, 0.0, 5.0, "similarity score")))
     return examples
 
 
@@ -66,7 +62,7 @@ def _splits(raw_dir: Path, folder: str, read, files: dict[str, str]) -> Splits:
     return {split: read(raw_dir / folder / name) for split, name in files.items()}
 
 
-# --- GLUE's MRPC, SNLI -----------------------------------------------------------------------------
+# --- GLUE's MRPC -----------------------------------------------------------------------------------
 
 MRPC_COLUMNS = ("Quality", "#1 ID", "#2 ID", "#1 String", "#2 String")
 
@@ -77,28 +73,18 @@ def load_mrpc(raw_dir: Path) -> Splits:
     The test split is Microsoft's labelled test file (the same pairs as GLUE's unlabelled MRPC test set).
     """
     ids = raw_dir / "glue_mrpc_dev_ids" / "mrpc_dev_ids.tsv"
-    dev_ids = {(row["#1 ID"], row["#2 ID"]) for _, row in upstream.columns(ids, ("#1 ID", "#2 ID"), fixed=("#1 ID", "#2 ID"))}
+    dev_ids = {(row["#1 ID"], row["#2 ID"]) for _, row in columns(ids, ("#1 ID", "#2 ID"), fixed=("#1 ID", "#2 ID"))}
     splits: Splits = {"train": [], "dev": [], "test": []}
     for path, is_test in ((raw_dir / "glue_mrpc_train" / "msr_paraphrase_train.txt", False),
                           (raw_dir / "glue_mrpc_test" / "msr_paraphrase_test.txt", True)):
-        for line, row in upstream.columns(path, MRPC_COLUMNS):
-            example = SimilarityExample(upstream.text(path, line, row["#1 String"], "#1 String"),
-                                        upstream.text(path, line, row["#2 String"], "#2 String"),
-                                        upstream.label(path, line, row["Quality"], BINARY))
+        for where, row in columns(path, MRPC_COLUMNS):
+            example = SimilarityExample(row_checks.text(where, row["#1 String"], "#1 String"),
+                                        row_checks.text(where, row["#2 String"], "#2 String"),
+                                        row_checks.label(where, row["Quality"], BINARY))
             in_dev = (row["#1 ID"], row["#2 ID"]) in dev_ids
             splits["test" if is_test else "dev" if in_dev else "train"].append(example)
     return splits
 
-
-def _read_snli(path: Path) -> list[Example]:
-    """SNLI 1.0 jsonl; pairs without a gold label ("-": no annotator majority) are dropped, as usual."""
-    examples = []
-    for line, row in json_lines(upstream.require(path), "not a JSON object ({reason})", "not a JSON object"):
-        if row.get("gold_label") != "-":
-            examples.append(EntailmentExample(upstream.text(path, line, row.get("sentence1"), "sentence1"),
-                                              upstream.text(path, line, row.get("sentence2"), "sentence2"),
-                                              upstream.label(path, line, str(row.get("gold_label")), NLI_LABELS)))
-    return examples
 
 
 # --- RACE, Story Cloze -----------------------------------------------------------------------------
@@ -118,14 +104,14 @@ def _read_race_passage(path: Path) -> list[Example]:
     questions, options, answers = passage["questions"], passage["options"], passage["answers"]
     if not len(questions) == len(options) == len(answers):
         raise UserError(f"{path}:1: {len(questions)} questions, {len(options)} option lists, {len(answers)} answers")
-    article = upstream.text(path, 1, passage["article"], "article")
+    article = row_checks.text(f"{path}:1", passage["article"], "article")
     examples = []
     for number, (question, choices, answer) in enumerate(zip(questions, options, answers), start=1):
+        where = f"{path}: question {number}"
         if not isinstance(choices, list) or len(choices) != 4 or not all(isinstance(c, str) for c in choices):
-            raise UserError(f"{path}: question {number}: expected 4 answer options, got {choices!r}")
-        if answer not in RACE_LETTERS:
-            raise UserError(f"{path}: question {number}: unknown answer {answer!r} (expected {upstream.either(RACE_LETTERS)})")
-        examples.append(MultipleChoiceExample(f"{article} {question}", tuple(choices), RACE_LETTERS.index(answer)))
+            raise row_checks.row_error(where, f"expected 4 answer options, got {choices!r}")
+        gold = row_checks.label(where, answer, RACE_LETTERS, "unknown answer {value} (expected {expected})")
+        examples.append(MultipleChoiceExample(f"{article} {question}", tuple(choices), gold))
     return examples
 
 
@@ -155,9 +141,9 @@ def _read_story_cloze(path: Path) -> list[Example]:
         if missing:
             raise UserError(f"{path}:1: the header lacks {', '.join(missing)}")
         for row in reader:
-            line = reader.line_num
-            texts = [upstream.text(path, line, row[column], column) for column in STORY_COLUMNS[:6]]
-            label = upstream.label(path, line, (row["AnswerRightEnding"] or "").strip(), ("1", "2"))
+            where = f"{path}:{reader.line_num}"
+            texts = [row_checks.text(where, row[column], column) for column in STORY_COLUMNS[:6]]
+            label = row_checks.label(where, (row["AnswerRightEnding"] or "").strip(), ("1", "2"))
             examples.append(MultipleChoiceExample(" ".join(texts[:4]), tuple(texts[4:]), label))
     return examples
 
@@ -203,68 +189,81 @@ ALL_THREE = ("train", "dev", "test")
 
 
 def _task(name: str, family, labels: tuple[str, ...], metrics: tuple[str, ...], sources: tuple[str, ...], load,
-          stands_for: str, zero_shot: str | None = None, model_of: str | None = None) -> TaskDefinition:
+          stands_for: str, zero_shot: str | None = None, model_of: str | None = None,
+          size: TaskSize | None = None) -> TaskDefinition:
     spec = TaskSpec(name=name, family=family, labels=labels, metrics=metrics, source=",".join(sources),
                     stands_for=stands_for, model_of=model_of)
-    return TaskDefinition(spec=spec, sources=sources, load=load, zero_shot=zero_shot)
+    return TaskDefinition(spec=spec, sources=sources, load=load, zero_shot=zero_shot, size=size)
 
 
 def _glue_task(name: str, family, labels, metrics, source: str, folder: str, read, stands_for: str,
                files: dict[str, str] = TRAIN_DEV, zero_shot: str | None = None,
-               model_of: str | None = None) -> TaskDefinition:
+               model_of: str | None = None, size: TaskSize | None = None) -> TaskDefinition:
     load = partial(_splits, folder=f"{source}/{folder}", read=read, files=files)
-    return _task(name, family, labels, metrics, (source,), load, stands_for, zero_shot, model_of)
+    return _task(name, family, labels, metrics, (source,), load, stands_for, zero_shot, model_of, size)
 
 
 _mnli = partial(_read_pairs, first="sentence1", second="sentence2", label="gold_label", names=NLI_LABELS,
                 record=EntailmentExample)
+# Sizes (TaskSize): the rows of each upstream training file. GLUE's test labels are private: its dev file becomes
+# the test split and a dev split is carved from train; sources with labelled dev and test files keep all of train.
+# Mean text tokens: SNLI's from its published mean word counts (premise 14.1, hypothesis 8.3; Bowman et al. 2015),
+# RACE's likewise (passage 321.9, question 10.0, option 5.3; Lai et al. 2017), the rest rough typical lengths.
 _TASK_LIST = [
     _glue_task("cola", "classification", ("unacceptable", "acceptable"), ("matthews",), "glue_cola", "CoLA",
                partial(_read_sentences, text="sentence", label="label",
                        fixed=("source", "label", "original label", "sentence")),
-               "Corpus of Linguistic Acceptability", zero_shot="acceptability"),
+               "Corpus of Linguistic Acceptability", zero_shot="acceptability",
+               size=TaskSize(8_551, ("dev",), (11,))),  # GLUE CoLA train.tsv
     _glue_task("sst2", "classification", ("negative", "positive"), ("accuracy",), "glue_sst2", "SST-2",
                partial(_read_sentences, text="sentence", label="label"), "Stanford Sentiment Treebank, binary",
-               zero_shot="sentiment"),
+               zero_shot="sentiment", size=TaskSize(67_349, ("dev",), (13,))),  # GLUE SST-2 train.tsv
     _task("mrpc", "similarity", ("not_paraphrase", "paraphrase"), ("f1", "accuracy"),
           ("glue_mrpc_train", "glue_mrpc_test", "glue_mrpc_dev_ids"), load_mrpc,
-          "Microsoft Research Paraphrase Corpus"),
+          "Microsoft Research Paraphrase Corpus",
+          size=TaskSize(3_668, (), (28, 28))),  # Microsoft's 4,076 training pairs less GLUE's 408 dev ids
     _glue_task("stsb", "similarity", (), ("pearson", "spearman"), "glue_stsb", "STS-B", _read_stsb,
-               "Semantic Textual Similarity Benchmark"),
+               "Semantic Textual Similarity Benchmark", size=TaskSize(5_749, ("dev",), (14, 14))),  # train.tsv
     _glue_task("qqp", "similarity", ("not_duplicate", "duplicate"), ("f1", "accuracy"), "glue_qqp", "QQP",
                partial(_read_pairs, first="question1", second="question2", label="is_duplicate", names=BINARY,
                        record=SimilarityExample),
-               "Quora Question Pairs"),
+               "Quora Question Pairs", size=TaskSize(363_846, ("dev",), (15, 15))),  # GLUE QQP train.tsv
     _glue_task("mnli", "entailment", NLI_LABELS, ("accuracy",), "glue_mnli", "MNLI", _mnli,
-               "MultiNLI, matched (in-genre) evaluation", files={"train": "train.tsv", "dev": "dev_matched.tsv"}),
+               "MultiNLI, matched (in-genre) evaluation", files={"train": "train.tsv", "dev": "dev_matched.tsv"},
+               size=TaskSize(392_702, ("dev",), (28, 14))),  # GLUE MNLI train.tsv
     # One MNLI model, scored on both sets (the paper's Table 2): mnli_mm trains nothing; its train and dev splits
     # are mnli's, carved alike, so its test set (the mismatched dev file) is all it adds.
     _glue_task("mnli_mm", "entailment", NLI_LABELS, ("accuracy",), "glue_mnli", "MNLI", _mnli,
                "MultiNLI, mismatched (cross-genre) evaluation",
                files={"train": "train.tsv", "dev": "dev_mismatched.tsv"}, model_of="mnli"),
     # premise = question, hypothesis = sentence: GLUE's column order (the paper does not say)
-    _glue_task("qnli", "entailment", QNLI_LABELS, ("accuracy",), "glue_qnli", "QNLI",
-               partial(_read_pairs, first="question", second="sentence", label="label", names=QNLI_LABELS,
+    _glue_task("qnli", "entailment", BINARY_NLI_LABELS, ("accuracy",), "glue_qnli", "QNLI",
+               partial(_read_pairs, first="question", second="sentence", label="label", names=BINARY_NLI_LABELS,
                        record=EntailmentExample),
-               "Question NLI (a SQuAD question vs. one sentence of its paragraph)"),
-    _glue_task("rte", "entailment", QNLI_LABELS, ("accuracy",), "glue_rte", "RTE",
-               partial(_read_pairs, first="sentence1", second="sentence2", label="label", names=QNLI_LABELS,
+               "Question NLI (a SQuAD question vs. one sentence of its paragraph)",
+               size=TaskSize(104_743, ("dev",), (13, 36))),  # GLUE QNLIv2 train.tsv (GLUE v1's, the paper's: 108,436)
+    _glue_task("rte", "entailment", BINARY_NLI_LABELS, ("accuracy",), "glue_rte", "RTE",
+               partial(_read_pairs, first="sentence1", second="sentence2", label="label", names=BINARY_NLI_LABELS,
                        record=EntailmentExample),
-               "Recognizing Textual Entailment"),
+               "Recognizing Textual Entailment", size=TaskSize(2_490, ("dev",), (60, 12))),  # GLUE RTE train.tsv
     _task("snli", "entailment", NLI_LABELS, ("accuracy",), ("snli",),
-          partial(_splits, folder="snli/snli_1.0", read=_read_snli,
+          partial(_splits, folder="snli/snli_1.0", read=read_snli,
                   files={split: f"snli_1.0_{split}.jsonl" for split in ALL_THREE}),
-          "Stanford Natural Language Inference"),
+          "Stanford Natural Language Inference",
+          size=TaskSize(549_367, (), (18, 11))),  # SNLI 1.0's 550,152 training pairs less 785 without a gold label
     _task("scitail", "entailment", SCITAIL_LABELS, ("accuracy",), ("scitail",),
           partial(_splits, folder="scitail/SciTailV1.1/tsv_format",
                   read=partial(_read_pairs, first="premise", second="hypothesis", label="label",
                                names=SCITAIL_LABELS, record=EntailmentExample,
                                fixed=("premise", "hypothesis", "label")),
                   files={split: f"scitail_1.0_{split}.tsv" for split in ALL_THREE}),
-          "SciTail science-question entailment"),
+          "SciTail science-question entailment",
+          size=TaskSize(23_097, (), (26, 16))),  # SciTailV1.1 tsv_format train (its SNLI-format files hold 23,596)
     _task("race", "multiple_choice", RACE_LETTERS, ("accuracy",), ("race",), load_race,
-          "RACE reading comprehension, middle + high school", zero_shot="choice"),
+          "RACE reading comprehension, middle + high school", zero_shot="choice",
+          size=TaskSize(87_866, (), (432, 7, 7, 7, 7))),  # questions: 25,421 middle + 62,445 high school
     _task("story_cloze", "multiple_choice", ("ending1", "ending2"), ("accuracy",), ("story_cloze",),
-          load_story_cloze, "Story Cloze Test (ROCStories), spring 2016", zero_shot="choice"),
+          load_story_cloze, "Story Cloze Test (ROCStories), spring 2016", zero_shot="choice",
+          size=TaskSize(1_871, ("dev",), (47, 12, 12))),  # the spring 2016 validation set, which the paper trains on
 ]
 PAPER_TASKS: dict[str, TaskDefinition] = {task.spec.name: task for task in _TASK_LIST}

@@ -8,9 +8,10 @@ from typing import Callable, Iterator
 
 from gpt1.data import embedded, paper_sources, paper_tasks
 from gpt1.data.catalog import EMBEDDED_SOURCES
+from gpt1.data.nli import BINARY_NLI_LABELS, NLI_LABELS
 from gpt1.data.records import TaskSpec
 from gpt1.data.sources import Source
-from gpt1.data.tasks import TaskDefinition
+from gpt1.data.tasks import TaskDefinition, TaskSize
 
 
 @dataclass(frozen=True)
@@ -53,34 +54,40 @@ CORPORA: dict[str, CorpusPart] = {
 }
 
 
-def _task(name, family, labels, metrics, sources, load, stands_for, carved_fractions=None, zero_shot=None):
+def _task(name, family, labels, metrics, sources, load, stands_for, size, carved_fractions=None, zero_shot=None):
     spec = TaskSpec(name=name, family=family, labels=labels, metrics=metrics, source=",".join(sources),
                     stands_for=stands_for)
     return TaskDefinition(spec=spec, sources=sources, load=load, carved_fractions=carved_fractions,
-                          zero_shot=zero_shot)
+                          zero_shot=zero_shot, size=size)
 
 
+# Sizes (TaskSize): the sources' rows as docs/data.md counts them (train and the splits carved from it).
 EMBEDDED_TASKS: dict[str, TaskDefinition] = {
     task.spec.name: task
     for task in [
         _task("rt_polarity", "classification", ("negative", "positive"), ("accuracy",), ("vader",),
               embedded.load_rt_polarity, "SST-2 (built from the same Rotten Tomatoes sentences)",
-              zero_shot="sentiment"),
-        _task("snli_100k", "entailment", embedded.SNLI_LABELS, ("accuracy",), ("snli_subset",),
-              embedded.load_snli, "SNLI (real SNLI 1.0 pairs: 100k-train subset, full test)"),
-        _task("vitaminc", "entailment", ("entailment", "not_entailment"), ("accuracy",), ("bigbench",),
-              embedded.load_vitaminc, "RTE (two-way entailment over Wikipedia evidence)"),
+              TaskSize(10_568, ("test", "dev"), (27,)), zero_shot="sentiment"),
+        _task("snli_100k", "entailment", NLI_LABELS, ("accuracy",), ("snli_subset",),
+              embedded.load_snli, "SNLI (real SNLI 1.0 pairs: 100k-train subset, full test)",
+              TaskSize(99_890, ("dev",), (18, 11))),
+        _task("vitaminc", "entailment", BINARY_NLI_LABELS, ("accuracy",), ("bigbench",),
+              embedded.load_vitaminc, "RTE (two-way entailment over Wikipedia evidence)",
+              TaskSize(54_668, ("test", "dev"), (40, 16))),
         _task("lee_similarity", "similarity", (), ("pearson", "spearman"), ("gensim_test_data",),
               embedded.load_lee_similarity, "STS-B (human-rated similarity, document level)",
+              TaskSize(1_225, ("test", "dev"), (150, 150)),
               carved_fractions={"test": 0.2, "dev": 0.1}),  # of its 1,225 pairs: 245 test, 122 dev
         _task("sts_b", "similarity", (), ("pearson", "spearman"), ("sts_benchmark",),
-              embedded.load_sts_benchmark, "STS-B (the STS benchmark itself: its train, dev and test pairs)"),
+              embedded.load_sts_benchmark, "STS-B (the STS benchmark itself: its train, dev and test pairs)",
+              TaskSize(5_749, (), (14, 14))),
+        # of its 1,954 rows: 1,000 test, 200 dev, 754 train
         _task("social_iqa", "multiple_choice", (), ("accuracy",), ("bigbench",),
               embedded.load_social_iqa, "RACE / Story Cloze (context + question, 3 candidate answers)",
-              carved_fractions={"test": 0.512, "dev": 0.1024}, zero_shot="choice"),  # of its 1,954 rows: 1,000 test, 200 dev, 754 train
+              TaskSize(1_954, ("test", "dev"), (27, 5, 5, 5)),
+              carved_fractions={"test": 0.512, "dev": 0.1024}, zero_shot="choice"),
     ]
 }
-
 
 
 def _merge(*tables: dict) -> dict:

@@ -19,6 +19,18 @@ Loader = Callable[[Path], dict[str, list[Example]]]
 
 
 @dataclass(frozen=True)
+class TaskSize:
+    """How big a registered task is before anything is downloaded, for `gpt1 plan` (gpt1/commands/plan_tasks.py)."""
+
+    train_rows: int  # rows of the upstream training file as the task's loader returns them
+    carved: tuple[str, ...]  # the splits make_splits carves from them (those the loader does not return)
+    # Assumed mean BPE tokens of each text of an example, in texts_of order (context first, then each candidate),
+    # before truncation: the published mean word counts where known, else rough typical sentence lengths, at about
+    # 1.3 tokens a word.
+    mean_text_tokens: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class TaskDefinition:
     spec: TaskSpec
     sources: tuple[str, ...]  # names of the sources (catalogue entries) whose files `load` reads
@@ -33,6 +45,7 @@ class TaskDefinition:
     # Remove exact duplicate examples before splits are carved (a user's own file: nobody curated it); the
     # registered tasks keep their sources' rows as published.
     deduplicate: bool = False
+    size: TaskSize | None = None  # None: known only once prepared (a user's task, or one scored with another's model)
 
 
 def drop_duplicates(found: dict[str, list[Example]]) -> tuple[dict[str, list[Example]], int]:
@@ -78,7 +91,8 @@ def make_splits(found: dict[str, list[Example]], task: str, seed: int, dev_fract
     for name in wanted:
         size = max(1, round(len(found["train"]) * fractions[name]))
         if size >= len(train):
-            raise UserError(f"task '{task}': {len(found['train'])} training examples are too few to carve a {name} split")
+            raise UserError(f"task '{task}': {len(found['train'])} training examples are too few to carve a {name} "
+                            "split")
         splits[name], train = train[:size], train[size:]
     splits["train"] = train
     return {name: splits[name] for name in SPLITS}

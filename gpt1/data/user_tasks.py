@@ -2,18 +2,19 @@
 turned into the registry's TaskDefinition and CorpusPart, so that `gpt1 prepare` treats them as any other.
 
 CSV and TSV files have a header row naming the columns, and are quoted as spreadsheets and pandas write them (a
-field holding the delimiter, a quote or a line break is in double quotes); JSON lines hold one object per line. Every file is UTF-8. A problem in a file stops the run with one line
-naming the file, the line where there is one, and the fix; gpt1/params/user_data.py has the params' shape.
+field holding the delimiter, a quote or a line break is in double quotes); JSON lines hold one object per line. Every
+file is UTF-8. A problem in a file stops the run with one line naming the file, the line where there is one, and the
+fix (a row's values are checked by gpt1.data.row_checks); gpt1/params/user_data.py has the params' shape.
 """
 
 from __future__ import annotations
 
 import csv
-import math
 from functools import partial
 from pathlib import Path
 from typing import Iterator
 
+from gpt1.data import row_checks
 from gpt1.data.records import (ClassificationExample, EntailmentExample, Example, MultipleChoiceExample,
                                SimilarityExample, TaskSpec)
 from gpt1.data.registry import CorpusPart
@@ -61,8 +62,8 @@ def load_splits(name: str, entry) -> dict[str, list[Example]]:
     for split, path in entry.files().items():
         key = f"data.user_tasks.{name}.{split}"
         rows = read_rows(Path(path), entry.format_of(path), key)
-        build = partial(_EXAMPLE_OF[entry.family], entry=entry, name=name, path=path)
-        splits[split] = [build(line, row) for line, row in rows]
+        build = partial(_EXAMPLE_OF[entry.family], entry=entry, name=name)
+        splits[split] = [build(f"{path}:{line}", row) for line, row in rows]
     if entry.family in ("classification", "entailment"):
         found = {example.label for example in splits["train"]}
         if len(found) < 2:
@@ -110,20 +111,18 @@ def _jsonl_rows(path: Path) -> Iterator[Row]:
                       encoding="utf-8-sig")  # -sig: the BOM some editors write
 
 
-def _value(row: dict, column: str, path: str, line: int, key: str):
-    if column not in row:
-        raise UserError(f"{path}:{line}: no column {column!r} (found: {', '.join(map(str, row)) or 'none'}); "
-                        f"fix {key} in params.yaml or the file")
-    return row[column]
+def _value(row: dict, column: str, where: str, key: str):
+    return row_checks.column(where, row, column, f"fix {key} in params.yaml or the file")
 
 
-def _text(row: dict, column: str, path: str, line: int, key: str) -> str:
-    value = _value(row, column, path, line, key)
+def _text(row: dict, column: str, where: str, key: str) -> str:
+    return _as_text(_value(row, column, where, key), f"column {column!r}", where)
+
+
+def _as_text(value, what: str, where: str) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str) or not value.strip():
-        raise UserError(f"{path}:{line}: {column!r} holds {value!r}, not text; fill it or remove the row")
-    return value
+        value = str(value)  # a JSON number is text too (a rating, a year)
+    return row_checks.text(where, value, what, "fill it or remove the row")
 
 
 def label_name(value) -> str:
@@ -131,55 +130,49 @@ def label_name(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value).strip()
 
 
-def _label(row: dict, entry, name: str, path: str, line: int) -> int:
-    found = label_name(_value(row, entry.label, path, line, f"data.user_tasks.{name}.label"))
-    if found not in entry.labels:
-        raise UserError(f"{path}:{line}: label {found!r} is not one of data.user_tasks.{name}.labels "
-                        f"{entry.labels}; fix the row, or add the label to labels")
-    return entry.labels.index(found)
-
-
-def _classification(line: int, row: dict, entry, name: str, path: str) -> Example:
-    return ClassificationExample(text=_text(row, entry.text, path, line, f"data.user_tasks.{name}.text"),
-                                 label=_label(row, entry, name, path, line))
-
-
-def _entailment(line: int, row: dict, entry, name: str, path: str) -> Example:
+def _label(row: dict, entry, name: str, where: str) -> int:
     key = f"data.user_tasks.{name}"
-    return EntailmentExample(premise=_text(row, entry.premise, path, line, f"{key}.premise"),
-                             hypothesis=_text(row, entry.hypothesis, path, line, f"{key}.hypothesis"),
-                             label=_label(row, entry, name, path, line))
+    return row_checks.label(where, label_name(_value(row, entry.label, where, f"{key}.label")), entry.labels,
+                            f"label {{value}} is not one of {key}.labels {{names}}",
+                            "fix the row, or add the label to labels")
 
 
-def _similarity(line: int, row: dict, entry, name: str, path: str) -> Example:
+def _classification(where: str, row: dict, entry, name: str) -> Example:
+    return ClassificationExample(text=_text(row, entry.text, where, f"data.user_tasks.{name}.text"),
+                                 label=_label(row, entry, name, where))
+
+
+def _entailment(where: str, row: dict, entry, name: str) -> Example:
     key = f"data.user_tasks.{name}"
-    value = _value(row, entry.score, path, line, f"{key}.score")
-    try:
-        score = float(value.strip() if isinstance(value, str) else value)
-    except (TypeError, ValueError):
-        score = math.nan
-    if isinstance(value, bool) or not math.isfinite(score):
-        raise UserError(f"{path}:{line}: score {value!r} is not a finite number; write it as e.g. 3.5")
-    return SimilarityExample(a=_text(row, entry.a, path, line, f"{key}.a"),
-                             b=_text(row, entry.b, path, line, f"{key}.b"), label=score)
+    return EntailmentExample(premise=_text(row, entry.premise, where, f"{key}.premise"),
+                             hypothesis=_text(row, entry.hypothesis, where, f"{key}.hypothesis"),
+                             label=_label(row, entry, name, where))
 
 
-def _multiple_choice(line: int, row: dict, entry, name: str, path: str) -> Example:
+def _similarity(where: str, row: dict, entry, name: str) -> Example:
+    key = f"data.user_tasks.{name}"
+    score = row_checks.number(where, _value(row, entry.score, where, f"{key}.score"),
+                              "score {value} is not a finite number", "write it as e.g. 3.5")
+    return SimilarityExample(a=_text(row, entry.a, where, f"{key}.a"), b=_text(row, entry.b, where, f"{key}.b"),
+                             label=score)
+
+
+def _multiple_choice(where: str, row: dict, entry, name: str) -> Example:
     key = f"data.user_tasks.{name}"
     if len(entry.choices) == 1:  # one JSON field holding the list of candidates
-        listed = _value(row, entry.choices[0], path, line, f"{key}.choices")
+        listed = _value(row, entry.choices[0], where, f"{key}.choices")
         if not isinstance(listed, list) or len(listed) < 2:
-            raise UserError(f"{path}:{line}: {entry.choices[0]!r} must hold a list of at least 2 candidates; fix "
-                            "the row")
-        choices = tuple(_text({"candidate": value}, "candidate", path, line, f"{key}.choices") for value in listed)
+            raise row_checks.row_error(where, f"{entry.choices[0]!r} must hold a list of at least 2 candidates",
+                                       "fix the row")
+        choices = tuple(_as_text(value, f"candidate {number} of {entry.choices[0]!r}", where)
+                        for number, value in enumerate(listed, start=1))
     else:
-        choices = tuple(_text(row, column, path, line, f"{key}.choices") for column in entry.choices)
-    return MultipleChoiceExample(context=_text(row, entry.context, path, line, f"{key}.context"), choices=choices,
-                                 label=_answer(_value(row, entry.answer, path, line, f"{key}.answer"), choices,
-                                               path, line))
+        choices = tuple(_text(row, column, where, f"{key}.choices") for column in entry.choices)
+    return MultipleChoiceExample(context=_text(row, entry.context, where, f"{key}.context"), choices=choices,
+                                 label=_answer(_value(row, entry.answer, where, f"{key}.answer"), choices, where))
 
 
-def _answer(value, choices: tuple[str, ...], path: str, line: int) -> int:
+def _answer(value, choices: tuple[str, ...], where: str) -> int:
     """The right candidate: the one whose text `value` is, else the 0-based index `value` is."""
     text = label_name(value)
     matching = [index for index, choice in enumerate(choices) if choice.strip() == text]
@@ -189,7 +182,7 @@ def _answer(value, choices: tuple[str, ...], path: str, line: int) -> int:
         return int(text)
     why = (f"candidates {matching} all read {text!r}" if matching else
            f"{text!r} is neither one candidate's text nor an index 0..{len(choices) - 1}")
-    raise UserError(f"{path}:{line}: no single right answer: {why}; fix the row")
+    raise row_checks.row_error(where, f"no single right answer: {why}", "fix the row")
 
 
 _EXAMPLE_OF = {"classification": _classification, "entailment": _entailment, "similarity": _similarity,
