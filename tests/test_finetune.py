@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gpt1.train import finetune, starting_model
+from gpt1.train import finetune
 from gpt1.methods import resolve
 from gpt1.train.lr_schedules import warmup_linear
 from gpt1.params.schema import Params, parse_params
@@ -401,17 +401,17 @@ def test_learning_rate_warms_up_then_decays_linearly_to_zero():
 
 def test_special_tokens_are_added_to_a_checkpoint_that_lacks_them(workspace):
     bpe = tiny_bpe()
-    model = starting_model.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model)
+    model = finetune.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model)
     assert model.tokens_embed.weight.shape[0] == bpe.vocab_size
     with pytest.raises(UserError, match="token embeddings"):
-        starting_model.language_model(_method("full"), bpe.vocab_size - 5, workspace / "pretrain", tiny_params().model)
+        finetune.language_model(_method("full"), bpe.vocab_size - 5, workspace / "pretrain", tiny_params().model)
 
 
 def test_transfer_layers_keeps_the_first_blocks_and_the_embeddings(workspace):
     bpe = tiny_bpe()
-    pretrained = starting_model.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model)
+    pretrained = finetune.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model)
     torch.manual_seed(0)
-    partial = starting_model.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=1)
+    partial = finetune.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=1)
     kept, fresh = pretrained.state_dict(), partial.state_dict()
     for name in kept:
         if name.startswith("h.1."):
@@ -420,31 +420,31 @@ def test_transfer_layers_keeps_the_first_blocks_and_the_embeddings(workspace):
         torch.testing.assert_close(fresh[name][: bpe.vocab_size - 3], kept[name][: bpe.vocab_size - 3], msg=name)
     assert not torch.equal(fresh["h.1.attn.c_attn.weight"], kept["h.1.attn.c_attn.weight"])
     with pytest.raises(UserError, match="transfer_layers"):
-        starting_model.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=3)
+        finetune.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=3)
     with pytest.raises(UserError, match="transfer_layers"):
-        starting_model.language_model(_method("lstm"), bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=1)
+        finetune.language_model(_method("lstm"), bpe.vocab_size, workspace / "pretrain", tiny_params().model, transfer_layers=1)
 
 
 def test_keeping_every_block_draws_nothing_so_it_is_the_full_run(workspace):
     """Figure 2 (left) reads k = n_layer from the finetune stage's full run: the two must start identically."""
     bpe, depth = tiny_bpe(), TINY_MODEL["n_layer"]
-    model = starting_model.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model)
+    model = finetune.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model)
     weights = {name: value.clone() for name, value in model.state_dict().items()}
     before = torch.manual_seed(0).get_state()
-    starting_model.reinitialise_blocks(model, depth)
+    finetune.reinitialise_blocks(model, depth)
     assert torch.equal(torch.get_rng_state(), before)  # so the head's init and dropout draw the same numbers
     assert all(torch.equal(value, weights[name]) for name, value in model.state_dict().items())
-    starting_model.reinitialise_blocks(model, depth - 1)
+    finetune.reinitialise_blocks(model, depth - 1)
     assert not torch.equal(torch.get_rng_state(), before)  # replacing a block does draw
 
 
 def test_no_pretrain_needs_no_checkpoint_and_unknown_methods_are_refused(tmp_path):
-    model = starting_model.language_model(_method("no_pretrain"), 60, tmp_path, tiny_params().model)
+    model = finetune.language_model(_method("no_pretrain"), 60, tmp_path, tiny_params().model)
     assert model.config.n_layer == 2 and model.config.vocab_size == 60
     with pytest.raises(UserError, match="unknown fine-tuning method 'bigger'; use one of full, no_pretrain"):
         _method("bigger")
     with pytest.raises(UserError, match="does not exist"):
-        starting_model.language_model(_method("full"), 60, tmp_path, tiny_params().model)
+        finetune.language_model(_method("full"), 60, tmp_path, tiny_params().model)
 
 
 # --- data ---------------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from gpt1.layout import finetune_run, layer_transfer_run  # noqa: E402
 def layer_transfer_rows(results_dir: Path, tasks: list[str], layers: list[int], seeds: list[int],
                          all_layers: int) -> pd.DataFrame:
     """One row per (task, k, seed, split); k = all_layers comes from the finetune stage's `full` run,
-    which is that point exactly (starting_model.reinitialise_blocks keeps every block without drawing)."""
+    which is that point exactly (finetune.reinitialise_blocks keeps every block without drawing)."""
     rows = []
     for task in tasks:
         for seed in seeds:

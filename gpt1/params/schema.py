@@ -155,7 +155,7 @@ class FinetuneParams(Section):
     # auto: bf16 autocast where the hardware has native bf16 (CUDA, or a CPU with AVX512-BF16/AMX, where it
     # is ~2x faster than fp32), else fp32
     dtype: Literal["auto", "float32", "bfloat16"]
-    save_interval: int = Field(ge=1, description="updates between a seed's saved states (gpt1/train/finetune_state.py)")
+    save_interval: int = Field(ge=1, description="updates between a seed's saved states (gpt1/train/finetune.py)")
 
 
 class AnalysisParams(Section):

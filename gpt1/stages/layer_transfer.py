@@ -14,7 +14,8 @@ ONE_OFF = layout.ONE_OFF / "layer_transfer"  # a one-off seed: outside the DVC o
 
 def add_arguments(parser) -> None:
     parser.add_argument("--task", required=True, help="a task of analysis.layer_transfer_tasks")
-    parser.add_argument("--layers", type=int, default=None, help="with --seed: a one-off run keeping k pretrained blocks")
+    parser.add_argument("--layers", type=int, default=None,
+                        help="with --seed: a one-off run keeping k pretrained blocks")
     parser.add_argument("--seed", type=int, default=None,
                         help=f"with --layers: run this seed only, into {ONE_OFF}/<task>/layers<k>/seed<S> (default: "
                         "every k and seed params.yaml lists, into the stage's output folder)")
@@ -22,16 +23,11 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import FinetuneSettings, run_seeds
-    from gpt1.train.finetune_state import job_state
+    from gpt1.train.finetune import FinetuneSettings, run_seeds_over
 
     depths, seeds, root = selected_runs(args, params.analysis.layer_transfer_layers,
-                                               params.analysis.layer_transfer_seeds)
-    settings, tokens = FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(args.task))
-    full = resolve(FULL, params.finetune)
-    job = layout.layer_transfer_task(args.task, root)
-    with job_state(layout.training_state(job), f"layer transfer into {job}") as stop:
-        for layers in depths:
-            runs = layout.layer_transfer_runs(args.task, layers, root)
-            run_seeds(settings, tokens, full, seeds, pretrain_dir=layout.PRETRAIN, transfer_layers=layers,
-                      out_root=runs, state_root=layout.training_state(runs), stop=stop)
+                                        params.analysis.layer_transfer_seeds)
+    runs = {layers: layout.layer_transfer_runs(args.task, layers, root) for layers in depths}
+    run_seeds_over("transfer_layers", runs, FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(args.task)),
+                   resolve(FULL, params.finetune), seeds, pretrain_dir=layout.PRETRAIN,
+                   job=layout.layer_transfer_task(args.task, root), what="layer transfer")

@@ -32,8 +32,7 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import FinetuneSettings, run_seeds
-    from gpt1.train.finetune_state import job_state
+    from gpt1.train.finetune import FinetuneSettings, run_seeds_over
 
     reason = applicability.transfer_curve(params)
     if reason and args.step is None:  # nothing to fine-tune from: the job's output says why
@@ -49,11 +48,7 @@ def main(args, params: Params) -> None:
                         "e.g. `dvc repro ablation` or `snakemake results/ablation.csv`")
     steps, seeds, root = selected_runs(args, schedule.curve_steps(params.analysis.transfer_curve_steps),
                                        params.analysis.layer_transfer_seeds)
-    settings, tokens = FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(args.task))
-    full = resolve(FULL, params.finetune)
-    job = layout.transfer_curve_task(args.task, root)
-    with job_state(layout.training_state(job), f"the transfer curve into {job}") as stop:
-        for step in steps:
-            runs = layout.transfer_curve_runs(args.task, step, root)
-            run_seeds(settings, tokens, full, seeds, pretrain_dir=layout.PRETRAIN, pretrain_step=step,
-                      out_root=runs, state_root=layout.training_state(runs), stop=stop)
+    runs = {step: layout.transfer_curve_runs(args.task, step, root) for step in steps}
+    run_seeds_over("pretrain_step", runs, FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(args.task)),
+                   resolve(FULL, params.finetune), seeds, pretrain_dir=layout.PRETRAIN,
+                   job=layout.transfer_curve_task(args.task, root), what="the transfer curve")

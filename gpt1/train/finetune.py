@@ -1,4 +1,7 @@
-"""Fine-tuning: every seed of one (task, method), as the paper fine-tunes (Section 3.2, 4.1).
+"""Fine-tuning: every seed of one (task, method), as the paper fine-tunes (Section 3.2, 4.1), from its starting
+model to the files it writes. Read top to bottom: a job (`run_seeds`; `run_seeds_over` for the Figure 2 and
+transfer-curve jobs, which vary one setting), one seed (`run_seed`), its starting model, its training, its
+evaluation and files (predictions, metrics, model card, weights), and the state that lets a stopped job resume.
 
 AdamW (decay only on >= 2-D weights), linear warmup over `warmup_fraction` of the updates then linear
 decay to 0, gradient clipping, classifier dropout, L3 = L2 + λ·L1. The method (one of Table 5's, gpt1/methods.py)
@@ -12,43 +15,56 @@ same examples, so seeds measure training randomness); the run's seed drives init
 batch order. Output files hold no timings (they go to the log), so a rerun writes identical bytes. A stage's job
 runs many (task, method, seed) runs in one process (imports are paid once; a task's tokens are loaded once per
 task, gpt1/model/task_tokens.py); each run writes exactly what a process of its own would.
+
+Kept apart, each for a second user: the training state, one update and the resume file's round trip
+(gpt1/train/loop.py, pretraining's too); a model's scores on examples (gpt1/train/finetune_predict.py, `gpt1
+predict`'s too); the record of a method's starting weights (gpt1/train/starting_weights.py, torch-free, the
+starting-model stage's too).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import math
+import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterator, Literal, Sequence
 
 import torch
+from tqdm import tqdm
 
-from gpt1.files.atomic import atomic_directory
-from gpt1.params.schema import FinetuneParams, Params, TransformerParams
-from gpt1.files.digests import sha256_of
+from gpt1.data.records import SPLITS, TaskSpec
 from gpt1.errors import UserError
 from gpt1.eval.metrics import score
-from gpt1.layout import RUN_CARD, RUN_METRICS, RUN_WEIGHTS, run_predictions, seed_run
+from gpt1.files.atomic import atomic_directory, atomic_write_text, exclusive_lock, link_or_copy
+from gpt1.files.digests import sha256_of
+from gpt1.kinds import TRANSFORMER
+from gpt1.layout import (RUN_CARD, RUN_METRICS, RUN_WEIGHTS, kept_checkpoints, pretrained_model, pretraining_checkpoint,
+                         run_predictions, seed_run, training_state)
 from gpt1.methods import ResolvedMethod
-from gpt1.model.heads import TaskModel
+from gpt1.model.heads import Batch, TaskModel, collate
+from gpt1.model.lm import GPT1, LanguageModel, build_model, load_model
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.model.transforms import EncodedExample
-from gpt1.train import precision
-from gpt1.train.finetune_loop import batch_losses, train  # noqa: F401 (batch_losses: the loop's, named here too)
+from gpt1.params.schema import FinetuneParams, Params, TransformerParams
+from gpt1.train import distributed, precision
 from gpt1.train.finetune_predict import EVAL_BATCH_SIZE, predict, prediction_rows  # noqa: F401 (named here too)
-from gpt1.train.finetune_state import fingerprint, seed_state
 from gpt1.train.interrupt import StopRequest, Stopped
-from gpt1.train.run_card import RunCard, model_card
-from gpt1.train.starting_model import context_length, language_model, starting_weights
+from gpt1.train.loop import TrainingState, load_state, save_state
+from gpt1.train.lr_schedules import warmup_linear
+from gpt1.train.model_configs import model_config
 
 log = logging.getLogger(__name__)
 
-# --- the stage ------------------------------------------------------------------------------------------
+
+# --- a job: every seed of one (task, method) -----------------------------------------------------------------
 
 @dataclass(frozen=True)
 class FinetuneSettings:
@@ -62,6 +78,55 @@ class FinetuneSettings:
     @classmethod
     def of(cls, params: Params) -> "FinetuneSettings":
         return cls(params.finetune, params.model, params.seed)
+
+
+def run_seeds_over(axis: Literal["transfer_layers", "pretrain_step"], runs: dict[int, Path],
+                   settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *,
+                   pretrain_dir: Path, job: Path, what: str) -> None:
+    """The layer-transfer and transfer-curve jobs: `run_seeds` at each value of one of its settings (`axis`), in
+    order, into that value's folder (`runs`: {value: runs folder}). One job state (`job_state`, in the state folder
+    gpt1/layout.py's `training_state` gives `job`) holds them all, so a stop ends the job after the update in
+    progress and its retry goes on from there; `what` names the job in the line a second process for it stops with."""
+    with job_state(training_state(job), f"{what} into {job}") as stop:
+        for value, out_root in runs.items():
+            run_seeds(settings, tokens, method, seeds, pretrain_dir=pretrain_dir, out_root=out_root,
+                      state_root=training_state(out_root), stop=stop, **{axis: value})
+
+
+def run_seeds(settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *,
+              pretrain_dir: Path, out_root: Path, transfer_layers: int | None = None,
+              keep_weights_of: Sequence[int] = (), pretrain_step: int | None = None, state_root: Path | None = None,
+              stop: StopRequest | None = None,
+              scored_too: Sequence[tuple[TaskTokens, Path]] = ()) -> dict[int, dict[str, dict[str, float]]]:
+    """Every seed of one (task, method) in this process, from the task's tokens (`TaskTokens.load` of the
+    encode_task stage's folder, or `TaskTokens.encode`). Seed S goes to out_root/seedS, with its fine-tuned
+    weights when S is in `keep_weights_of`; returns {seed: metrics}. With `state_root` each seed keeps its state
+    there (`seed_state`, below), and a stop signal `stop` saw (`job_state`) ends the run after the update in
+    progress with that state saved (interrupt.Stopped: a scheduler's retry resumes it).
+    `scored_too`: (tokens, runs folder) of each task scored with this task's model (TaskSpec.model_of); seed S of
+    it goes to its folder's seedS, from the model seed S trained."""
+    prepared = prepare(settings, tokens, pretrain_dir)
+    others = [(_scored_with(prepared, other_tokens), Path(other_root)) for other_tokens, other_root in scored_too]
+    log.info("%s: seeds %s%s", tokens.task, list(seeds),
+             "".join(f"; its models also scored on {other.task}" for other, _ in others))
+    metrics = {}
+    for seed in seeds:
+        if stop is not None and stop.received is not None:  # between seeds: every earlier one is kept
+            raise Stopped(f"finetune {tokens.task}: stopped by {stop.received.name} before seed {seed}; the finished "
+                          f"seeds are kept in {state_root}: run the stage again to continue")
+        metrics[seed] = run_seed(prepared, method, seed, seed_run(out_root, seed), transfer_layers,
+                                 save_weights=seed in keep_weights_of, pretrain_step=pretrain_step,
+                                 state_root=state_root, stop=stop if state_root is not None else None,
+                                 scored_too=[(other, seed_run(root, seed)) for other, root in others])
+    return metrics
+
+
+def run(settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMethod, seed: int, *, pretrain_dir: Path,
+        out_dir: Path, transfer_layers: int | None = None, save_weights: bool = False,
+        pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
+    """Fine-tune and evaluate one (task, method, seed) into `out_dir`; returns {"dev": metrics, "test": metrics}."""
+    return run_seed(prepare(settings, tokens, pretrain_dir), method, seed, Path(out_dir), transfer_layers,
+                    save_weights, pretrain_step)
 
 
 @dataclass
@@ -104,47 +169,25 @@ def prepare(settings: FinetuneSettings, tokens: TaskTokens, pretrain_dir: Path) 
     return Prepared(settings=settings, tokens=tokens, pretrain_dir=Path(pretrain_dir), device=device)
 
 
-def _evaluate(task_model: TaskModel, encoded: dict[str, list[EncodedExample]], prepared: Prepared):
-    """Predictions and scores on dev and test: ({split: {"metrics", "notes"}}, {split: rows})."""
-    settings = prepared.settings.finetune
-    results, predictions = {}, {}
-    for split in ("dev", "test"):
-        outputs = predict(task_model, encoded[split], max(settings.batch_size, EVAL_BATCH_SIZE), prepared.device,
-                          settings.dtype)
-        predictions[split] = prediction_rows(outputs, encoded[split], task_model.regression)
-        scored = score(prepared.tokens.spec, [row["label"] for row in predictions[split]],
-                       [row["prediction"] for row in predictions[split]])
-        results[split] = {"metrics": scored.values, "notes": list(scored.notes)}
-    return results, predictions
+def _scored_with(prepared: Prepared, tokens: TaskTokens) -> Prepared:
+    """`tokens`' task, prepared to be scored with `prepared`'s models (on its device): it must read the same
+    outputs, the same family and labels."""
+    ours, theirs = prepared.tokens.spec, tokens.spec
+    if (ours.family, ours.labels) != (theirs.family, theirs.labels) or theirs.model_of != ours.name:
+        raise UserError(f"task '{theirs.name}' cannot be scored with {ours.name}'s model: it names "
+                        f"{theirs.model_of!r} as its model's task, and its family and labels must be {ours.name}'s")
+    return Prepared(settings=prepared.settings, tokens=tokens, device=prepared.device,
+                    pretrain_dir=prepared.pretrain_dir)
 
 
-def _write(out_dir: Path, predictions: dict[str, list[dict]], metrics: dict, card: str,
-           weights: tuple[TaskModel, TaskRun] | None) -> None:
-    """The run's folder, whole or not at all (an interrupted multi-seed run leaves complete seeds only)."""
-    with atomic_directory(out_dir) as staging:
-        for split, rows in predictions.items():
-            (staging / run_predictions(split)).write_text("".join(strict_json(r) + "\n" for r in rows))
-        (staging / RUN_METRICS).write_text(strict_json(metrics, indent=2, sort_keys=True) + "\n")
-        (staging / RUN_CARD).write_text(card)
-        if weights is not None:
-            save_task_model(*weights, staging / RUN_WEIGHTS)
-
-
-def strict_json(value, **options) -> str:
-    """JSON as the standard has it: a NaN or infinity (a model that broke in evaluation) stops the run instead of
-    writing a bare NaN that no JSON reader accepts."""
-    try:
-        return json.dumps(value, allow_nan=False, **options)
-    except ValueError:
-        raise UserError("a prediction or metric is not a finite number (the model's outputs overflowed); nothing "
-                        "was written for this run: lower finetune.lr or use finetune.dtype float32") from None
-
+# --- one seed ------------------------------------------------------------------------------------------------
 
 def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Path, transfer_layers: int | None = None,
              save_weights: bool = False, pretrain_step: int | None = None, state_root: Path | None = None,
-             stop: StopRequest | None = None, scored_too: Sequence[tuple[Prepared, Path]] = ()) -> dict[str, dict[str, float]]:
+             stop: StopRequest | None = None,
+             scored_too: Sequence[tuple[Prepared, Path]] = ()) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one seed of a prepared task; writes what a process of its own would, byte for byte.
-    With `state_root` (gpt1/train/finetune_state.py), a seed finished there with the same fingerprint is copied back
+    With `state_root` (`seed_state`, below), a seed finished there with the same fingerprint is copied back
     instead of trained, an unfinished one resumes, and SIGTERM (`stop`) saves it after the update in progress.
     `scored_too`: (task, its seed folder) for each task scored with this task's model (TaskSpec.model_of): the
     trained model is evaluated on its dev and test splits too, into a folder of its own (no weights)."""
@@ -181,7 +224,8 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
                    parameters=sum(p.numel() for p in task_model.parameters()), history=history, results=results,
                    saved_weights=save_weights, precision=precision.describe(device, settings.finetune.dtype))
     weights = (task_model, TaskRun(prepared.task, method.name, seed, n_ctx, tokens.spec)) if save_weights else None
-    _write(Path(out_dir), predictions, metrics, model_card(card, settings.finetune, settings.sample_seed, tokens), weights)
+    _write(Path(out_dir), predictions, metrics, model_card(card, settings.finetune, settings.sample_seed, tokens),
+           weights)
     for other, folder in scored_too:
         _write_scored(task_model, other, card, Path(folder))
     if state is not None:
@@ -192,23 +236,21 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
     return metrics
 
 
-def _write_scored(task_model: TaskModel, other: Prepared, card: RunCard, out_dir: Path) -> None:
-    """Another task's run folder from this run's model (`other` is scored with it, TaskSpec.model_of): its dev and
-    test predictions, metrics and run card, as a run of its own would lay them out; no weights (they are the
-    training task's)."""
-    results, predictions = _evaluate(task_model, other.encoded(card.n_ctx), other)
-    scored = replace(card, task=other.task, results=results, saved_weights=False, model_of=card.task)
-    _write(out_dir, predictions, {split: results[split]["metrics"] for split in results},
-           model_card(scored, other.settings.finetune, other.settings.sample_seed, other.tokens), None)
+def run_name(method: str, transfer_layers: int | None, pretrain_step: int | None) -> str:
+    """How logs and errors name a run: its method, or the Figure 2 / transfer-curve setting it varies."""
+    if transfer_layers is not None:
+        return f"layers{transfer_layers}"
+    return method if pretrain_step is None else f"step{pretrain_step}"
 
 
 def _signature(prepared: Prepared, method: ResolvedMethod, seed: int, model, n_ctx: int, transfer_layers: int | None,
                pretrain_step: int | None, save_weights: bool, scored_too: Sequence[tuple[Prepared, Path]] = ()) -> str:
-    """The fingerprint of one seed: every input that shapes its files (finetune_state.fingerprint)."""
+    """The fingerprint of one seed: every input that shapes its files (`fingerprint`)."""
     settings = prepared.settings.finetune
     weights = starting_weights(method, prepared.pretrain_dir, pretrain_step)
     return fingerprint({
-        "finetune": {key: getattr(settings, key) for key in TRAINING_KEYS}, "sample_seed": prepared.settings.sample_seed,
+        "finetune": {key: getattr(settings, key) for key in TRAINING_KEYS},
+        "sample_seed": prepared.settings.sample_seed,
         "method": asdict(method), "seed": seed, "transfer_layers": transfer_layers, "pretrain_step": pretrain_step,
         "save_weights": save_weights, "model": asdict(model.config), "n_ctx": n_ctx,
         "starting_weights": None if weights is None else prepared.weights_digest(weights),
@@ -228,54 +270,411 @@ def tokens_digest(tokens: TaskTokens) -> str:
     return digest.hexdigest()
 
 
-def run_name(method: str, transfer_layers: int | None, pretrain_step: int | None) -> str:
-    """How logs and errors name a run: its method, or the Figure 2 / transfer-curve setting it varies."""
+# --- its starting model: the method's (Table 5), some blocks re-initialised (Figure 2, left), or an earlier
+# pretraining checkpoint (the transfer curve). Building a model draws from the global torch RNG: seed it first.
+
+def language_model(method: ResolvedMethod, vocab_size: int, pretrain_dir: Path, fresh: TransformerParams,
+                   transfer_layers: int | None = None, pretrain_step: int | None = None) -> LanguageModel:
+    """The method's starting model: its final pretrained weights or, with
+    `pretrain_step`, the checkpoint kept after that update; a method with no pretrained model gets a fresh
+    Transformer sized by `fresh` (params' `model` section). Uses the global torch RNG: seed it first."""
+    starts_from = method.starts_from
+    if starts_from is None:
+        if transfer_layers is not None or pretrain_step is not None:
+            raise UserError(f"transfer_layers and pretrain_step need pretrained weights; {method.name!r} starts from "
+                            "random weights")
+        return build_model(TRANSFORMER, model_config(fresh, vocab_size))
+    model = pretrained(starting_weights(method, pretrain_dir, pretrain_step), vocab_size)
     if transfer_layers is not None:
-        return f"layers{transfer_layers}"
-    return method if pretrain_step is None else f"step{pretrain_step}"
+        if starts_from != TRANSFORMER:
+            raise UserError(f"transfer_layers applies to methods that start from the pretrained Transformer, "
+                            f"not {method.name!r}")
+        reinitialise_blocks(model, transfer_layers)
+    return model
 
 
-def run_seeds(settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *,
-              pretrain_dir: Path, out_root: Path, transfer_layers: int | None = None, keep_weights_of: Sequence[int] = (),
-              pretrain_step: int | None = None, state_root: Path | None = None,
-              stop: StopRequest | None = None,
-              scored_too: Sequence[tuple[TaskTokens, Path]] = ()) -> dict[int, dict[str, dict[str, float]]]:
-    """Every seed of one (task, method) in this process, from the task's tokens (`TaskTokens.load` of the
-    encode_task stage's folder, or `TaskTokens.encode`). Seed S goes to out_root/seedS, with its fine-tuned
-    weights when S is in `keep_weights_of`; returns {seed: metrics}. With `state_root` each seed keeps its state
-    there (gpt1/train/finetune_state.py), and a stop signal `stop` saw (`finetune_state.job_state`) ends the run
-    after the update in progress with that state saved (interrupt.Stopped: a scheduler's retry resumes it).
-    `scored_too`: (tokens, runs folder) of each task scored with this task's model (TaskSpec.model_of); seed S of
-    it goes to its folder's seedS, from the model seed S trained."""
-    prepared = prepare(settings, tokens, pretrain_dir)
-    others = [(_scored_with(prepared, other_tokens), Path(other_root)) for other_tokens, other_root in scored_too]
-    log.info("%s: seeds %s%s", tokens.task, list(seeds),
-             "".join(f"; its models also scored on {other.task}" for other, _ in others))
-    metrics = {}
-    for seed in seeds:
-        if stop is not None and stop.received is not None:  # between seeds: every earlier one is kept
-            raise Stopped(f"finetune {tokens.task}: stopped by {stop.received.name} before seed {seed}; the finished "
-                          f"seeds are kept in {state_root}: run the stage again to continue")
-        metrics[seed] = run_seed(prepared, method, seed, seed_run(out_root, seed), transfer_layers,
-                                 save_weights=seed in keep_weights_of, pretrain_step=pretrain_step,
-                                 state_root=state_root, stop=stop if state_root is not None else None,
-                                 scored_too=[(other, seed_run(root, seed)) for other, root in others])
-    return metrics
+def starting_weights(method: ResolvedMethod, pretrain_dir: Path, pretrain_step: int | None = None) -> Path | None:
+    """The file of pretrained weights a run of `method` loads (with `pretrain_step`, the checkpoint kept after that
+    update); None for a method that starts from random weights."""
+    if method.starts_from is None:
+        return None
+    return pretrained_model(method.starts_from, pretrain_dir) if pretrain_step is None \
+        else checkpoint_path(method.starts_from, pretrain_step, pretrain_dir)
 
 
-def _scored_with(prepared: Prepared, tokens: TaskTokens) -> Prepared:
-    """`tokens`' task, prepared to be scored with `prepared`'s models (on its device): it must read the same
-    outputs, the same family and labels."""
-    ours, theirs = prepared.tokens.spec, tokens.spec
-    if (ours.family, ours.labels) != (theirs.family, theirs.labels) or theirs.model_of != ours.name:
-        raise UserError(f"task '{theirs.name}' cannot be scored with {ours.name}'s model: it names "
-                        f"{theirs.model_of!r} as its model's task, and its family and labels must be {ours.name}'s")
-    return Prepared(settings=prepared.settings, tokens=tokens, device=prepared.device, pretrain_dir=prepared.pretrain_dir)
+def checkpoint_path(kind: str, step: int, pretrain_dir: Path) -> Path:
+    """The kept checkpoint after pretraining update `step`, or one error naming the steps that were kept."""
+    path = pretraining_checkpoint(kind, step, pretrain_dir)
+    if not path.is_file():
+        kept = sorted(kept_checkpoints(path.parent))
+        raise UserError(f"{path} not found: the {kind} pretraining kept checkpoints after updates {kept} "
+                        "(pretrain.checkpoints, log-spaced); choose one of them")
+    return path
 
 
-def run(settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMethod, seed: int, *, pretrain_dir: Path,
-        out_dir: Path, transfer_layers: int | None = None, save_weights: bool = False,
-        pretrain_step: int | None = None) -> dict[str, dict[str, float]]:
-    """Fine-tune and evaluate one (task, method, seed) into `out_dir`; returns {"dev": metrics, "test": metrics}."""
-    return run_seed(prepare(settings, tokens, pretrain_dir), method, seed, Path(out_dir), transfer_layers,
-                    save_weights, pretrain_step)
+def pretrained(path: Path, vocab_size: int) -> LanguageModel:
+    model = load_model(path)
+    have = model.config.vocab_size
+    if have > vocab_size:
+        raise UserError(f"{path} has {have} token embeddings but data/bpe has {vocab_size} tokens; "
+                        "pretrain with the current BPE")
+    if have < vocab_size:  # start / delimiter / extract are new, learned embeddings
+        model.resize_token_embeddings(vocab_size)
+    return model
+
+
+def reinitialise_blocks(model: GPT1, keep: int) -> None:
+    """Figure 2: keep embeddings and blocks [0, keep); blocks [keep, n_layer) get a fresh initialisation."""
+    if not 0 <= keep <= model.config.n_layer:
+        raise UserError(f"transfer_layers {keep} is outside 0..{model.config.n_layer} (the model's layers)")
+    if keep == model.config.n_layer:
+        # Building a fresh model would draw from the global RNG and shift the head's init and dropout:
+        # keeping every block must be the `full` run exactly, which Figure 2 reuses as its k = n_layer point.
+        return
+    fresh = GPT1(model.config)
+    for index in range(keep, model.config.n_layer):
+        model.h[index].load_state_dict(fresh.h[index].state_dict())
+
+
+def context_length(model: LanguageModel, transformer: TransformerParams) -> int:
+    """The Transformer's positions; the LSTM gets the inputs of the Transformer it is compared with (params'
+    `model` section: read only for the LSTM, so the stages that fine-tune only the Transformer do not depend on it)."""
+    return model.config.n_positions if model.kind == TRANSFORMER else transformer.n_positions
+
+
+# --- its training: the paper's loop over the task's training examples, resumable. Batch order comes from the
+# run's seed, drawn at each epoch's start; with a seed's state (`SeedState`, below) the loop saves and resumes
+# everything it needs to end as a run never stopped.
+
+def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: FinetuneParams, lm_coef: float,
+          lr: float, seed: int, device: torch.device, label: str = "fine-tuning",
+          lr_key: str = "finetune.lr", resume: SeedState | None = None,
+          stop: StopRequest | None = None) -> list[dict[str, float]]:
+    """Fine-tune in place with params' `finetune` section at `lr`; returns mean losses per epoch (L3, L2, L1). A
+    non-finite loss stops it with one line naming `label` and `lr_key`, the params key `lr` came from
+    (loop.Diverged). With `resume`, it continues from that seed's saved state where one matches, saves it every
+    finetune.save_interval updates and, when `stop` has seen SIGTERM, after the update in progress (then raises
+    interrupt.Stopped); saving reads the RNG states and draws nothing, so the run ends as one never stopped."""
+    per_epoch = math.ceil(len(examples) / settings.batch_size)
+    total = per_epoch * settings.epochs
+    warmup = math.ceil(settings.warmup_fraction * total)
+    save_interval = settings.save_interval
+    state = TrainingState.start(task_model, task_model.parameter_groups(settings.weight_decay), lr,
+                                settings.betas, settings.eps, lambda step: warmup_linear(step, total, warmup),
+                                label=label, knobs=f"{lr_key} (or finetune.grad_clip)")
+    autocast = precision.autocast(device, settings.dtype, many_shapes=True)
+    generator = torch.Generator().manual_seed(seed)
+    runtime = distributed.Runtime(rank=0, world_size=1, local_rank=0, device=device)
+    saved = _resume(state, resume, generator, runtime)
+    order, sums = (saved["order"].tolist(), saved["sums"]) if saved and state.position % per_epoch else (None, None)
+
+    def losses_of(indices: list[int]):
+        return batch_losses(task_model, collate([examples[i] for i in indices], task_model.regression).to(device),
+                            lm_coef)
+
+    def save() -> None:
+        extra = {"generator": generator.get_state(), "order": torch.tensor(order), "sums": sums}
+        save_state(state, resume.resume_file, resume.signature, runtime, extra)
+
+    task_model.train()
+    progress = tqdm(total=total, initial=state.position, desc="fine-tune", unit="update", disable=None)
+    for epoch in range(state.position // per_epoch, settings.epochs):
+        if order is None:  # the epoch's batch order, drawn at its start (a resumed epoch keeps the one it drew)
+            order = torch.randperm(len(examples), generator=generator).tolist()
+            sums = {"loss": 0.0, "task_loss": 0.0, "lm_loss": 0.0}
+        batches = [order[start:start + settings.batch_size] for start in range(0, len(order), settings.batch_size)]
+        for indices in batches[state.position % per_epoch:]:
+            losses, _ = state.update([lambda: losses_of(indices)], settings.grad_clip, autocast=autocast)
+            state.position += 1
+            for name, value in zip(sums, losses.tolist()):
+                sums[name] += value
+            progress.update()
+            if state.position % per_epoch == 0:
+                state.history.append({name: round(value / per_epoch, 4) for name, value in sums.items()})
+                log.info("epoch %d: %s", epoch + 1, state.history[-1])
+            if resume is not None and state.position < total:
+                if stop is not None and stop.requested(runtime):
+                    save()
+                    progress.close()
+                    raise Stopped(f"{label}: stopped by {stop.received.name} after update {state.position} of {total}; "
+                                  f"its resume state is saved in {resume.resume_file}: run the stage again to "
+                                  "continue from there")
+                if state.position % save_interval == 0:
+                    save()
+        order = None
+    progress.close()
+    return state.history
+
+
+def batch_losses(task_model: TaskModel, batch: Batch, lm_coef: float) -> tuple[torch.Tensor, ...]:
+    """(L3, L2, L1) of one batch. Where λ = 0 skips the LM, L1 is a zero made from L2, so it sits on the
+    model's device in L2's dtype: the update stacks the three (a CPU zero beside CUDA losses fails there)."""
+    loss, task_loss, language_loss = task_model.loss(batch, lm_coef)
+    return loss, task_loss, language_loss if language_loss is not None else torch.zeros_like(task_loss)
+
+
+def _resume(state: TrainingState, resume: SeedState | None, generator: torch.Generator,
+            runtime: distributed.Runtime) -> dict | None:
+    """Restore the seed's saved state into `state` and `generator` where one was written with this fingerprint;
+    returns what else it saved (the epoch's batch order and loss sums), or None to start at update 0."""
+    if resume is None:
+        return None
+    saved, status = load_state(resume.resume_file, resume.signature)
+    if saved is None:
+        if status == "foreign":  # ours, written for other settings or code: it can never be resumed
+            resume.resume_file.unlink(missing_ok=True)
+        return None
+    state.restore(saved, runtime)
+    generator.set_state(saved["extra"]["generator"])
+    log.info("%s: resuming from %s at update %d", state.label, resume.resume_file, state.position)
+    return saved["extra"]
+
+
+# --- its evaluation and files ----------------------------------------------------------------------------------
+
+def _evaluate(task_model: TaskModel, encoded: dict[str, list[EncodedExample]], prepared: Prepared):
+    """Predictions and scores on dev and test: ({split: {"metrics", "notes"}}, {split: rows})."""
+    settings = prepared.settings.finetune
+    results, predictions = {}, {}
+    for split in ("dev", "test"):
+        outputs = predict(task_model, encoded[split], max(settings.batch_size, EVAL_BATCH_SIZE), prepared.device,
+                          settings.dtype)
+        predictions[split] = prediction_rows(outputs, encoded[split], task_model.regression)
+        scored = score(prepared.tokens.spec, [row["label"] for row in predictions[split]],
+                       [row["prediction"] for row in predictions[split]])
+        results[split] = {"metrics": scored.values, "notes": list(scored.notes)}
+    return results, predictions
+
+
+def _write(out_dir: Path, predictions: dict[str, list[dict]], metrics: dict, card: str,
+           weights: tuple[TaskModel, TaskRun] | None) -> None:
+    """The run's folder, whole or not at all (an interrupted multi-seed run leaves complete seeds only)."""
+    with atomic_directory(out_dir) as staging:
+        for split, rows in predictions.items():
+            (staging / run_predictions(split)).write_text("".join(strict_json(r) + "\n" for r in rows))
+        (staging / RUN_METRICS).write_text(strict_json(metrics, indent=2, sort_keys=True) + "\n")
+        (staging / RUN_CARD).write_text(card)
+        if weights is not None:
+            save_task_model(*weights, staging / RUN_WEIGHTS)
+
+
+def _write_scored(task_model: TaskModel, other: Prepared, card: RunCard, out_dir: Path) -> None:
+    """Another task's run folder from this run's model (`other` is scored with it, TaskSpec.model_of): its dev and
+    test predictions, metrics and run card, as a run of its own would lay them out; no weights (they are the
+    training task's)."""
+    results, predictions = _evaluate(task_model, other.encoded(card.n_ctx), other)
+    scored = replace(card, task=other.task, results=results, saved_weights=False, model_of=card.task)
+    _write(out_dir, predictions, {split: results[split]["metrics"] for split in results},
+           model_card(scored, other.settings.finetune, other.settings.sample_seed, other.tokens), None)
+
+
+def strict_json(value, **options) -> str:
+    """JSON as the standard has it: a NaN or infinity (a model that broke in evaluation) stops the run instead of
+    writing a bare NaN that no JSON reader accepts."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError:
+        raise UserError("a prediction or metric is not a finite number (the model's outputs overflowed); nothing "
+                        "was written for this run: lower finetune.lr or use finetune.dtype float32") from None
+
+
+@dataclass(frozen=True)
+class RunCard:
+    """What a run's model card says: what was trained, on what, how, and its scores."""
+    task: str
+    method: ResolvedMethod  # its name, meaning, λ, and learning rate with the params key it came from
+    seed: int
+    transfer_layers: int | None
+    pretrain_step: int | None  # started from the checkpoint after this pretraining update (None: the final weights)
+    n_ctx: int
+    model_kind: str
+    model_config: dict
+    parameters: int
+    history: list[dict[str, float]]
+    results: dict[str, dict]
+    saved_weights: bool
+    precision: str
+    model_of: str | None = None  # scored with this task's model, trained on its training split (TaskSpec.model_of)
+
+
+# The finetune keys that shape one run; its learning rate is written with the key it came from. The methods
+# and seeds a stage loops over are not a run's settings: a card naming them would go stale (or, declared as
+# the stage's params, re-run every job) whenever one is added.
+RUN_SETTINGS = ("batch_size", "epochs", "warmup_fraction", "lm_coef", "classifier_dropout", "betas", "eps",
+                "weight_decay", "grad_clip", "max_train_examples", "max_eval_examples", "device", "dtype")
+
+
+def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: TaskTokens) -> str:
+    """What the run did, in Markdown; deterministic (no dates, no timings, no host names), so a re-run writes the
+    same bytes. `finetune`: params' section the run trained with; `sample_seed`: the project seed its task's rows
+    were sampled with."""
+    spec = data.spec
+    transfer = "all" if card.transfer_layers is None else f"embeddings + first {card.transfer_layers} blocks"
+    lines = [
+        f"# Fine-tuning run: {card.task} / {card.method.name} / seed {card.seed}", "",
+        f"Reproduce: {_reproduce(card)}", "",
+        "## Task",
+        f"- family: {spec.family}; target: {_target(spec)}; metrics: {list(spec.metrics)}",
+        f"- stands for: {spec.stands_for or '-'} (source: {spec.source})", "",
+        "## Model",
+        f"- variant: {card.method.name}: {card.method.meaning}",
+        f"- kind: {card.model_kind}; {card.parameters:,} parameters with the task head; context {card.n_ctx} tokens",
+        *([f"- fine-tuned as {card.model_of}'s run (on {card.model_of}'s training split); this task scores that "
+            "model on its own dev and test splits"] if card.model_of else []),
+        f"- pretrained layers transferred: {transfer if card.method.pretrained else 'none'}",
+        *([f"- starting checkpoint: after pretraining update {card.pretrain_step} (not the final weights)"]
+          if card.pretrain_step is not None else []),
+        f"- λ (auxiliary LM weight) used: {card.method.lm_coef:g}; precision: {card.precision}",
+        f"- config: `{json.dumps(card.model_config, sort_keys=True)}`", "",
+        "## Data", "| split | rows in file | rows used |", "|---|---|---|",
+        *(f"| {split} | {data.full_sizes[split]} | {len(data.splits[split])} |" for split in SPLITS), "",
+        f"Rows used: samples seeded by the project seed ({sample_seed}), kept in file order, the same for every "
+        "variant and seed (train: `max_train_examples`, dev/test: `max_eval_examples`).", "",
+        "## Fine-tuning parameters (params.yaml `finetune:`)",
+        f"- learning rate: {card.method.lr:g} (`{card.method.lr_key}`)",
+        f"- `{json.dumps({name: getattr(finetune, name) for name in RUN_SETTINGS}, sort_keys=True)}`", "",
+        "## Training (mean loss per epoch)", "| epoch | L3 | L2 (task) | L1 (LM) |", "|---|---|---|---|",
+        *(f"| {i} | {h['loss']} | {h['task_loss']} | {h['lm_loss']} |" for i, h in enumerate(card.history, 1)), "",
+        "## Results", "| split | metric | value |", "|---|---|---|",
+    ]
+    for split, result in card.results.items():
+        lines += [f"| {split} | {metric} | {value} |" for metric, value in result["metrics"].items()]
+        lines += [f"\nNote ({split}): {note}" for note in result["notes"]]
+    lines += ["", f"Fine-tuned weights: {'saved as model.safetensors' if card.saved_weights else 'not saved'}."]
+    return "\n".join(lines) + "\n"
+
+
+def _reproduce(card: RunCard) -> str:
+    """A command that re-runs this seed alone: the CLI varies the transferred blocks or the starting checkpoint
+    of `full` only, one at a time; anything else through the API."""
+    if card.transfer_layers is None and card.pretrain_step is None:  # a scored-only task: its model's run writes it
+        return f"`gpt1 finetune --task {card.model_of or card.task} --variant {card.method.name} --seed {card.seed}`"
+    if card.method.name == "full" and card.pretrain_step is None:
+        return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
+    if card.method.name == "full" and card.transfer_layers is None:
+        return f"`gpt1 transfer-curve --task {card.task} --step {card.pretrain_step} --seed {card.seed}`"
+    return (f"`gpt1.train.finetune.run(FinetuneSettings.of(params), tokens, resolve({card.method.name!r}, "
+            f"params.finetune), {card.seed}, transfer_layers={card.transfer_layers}, "
+            f"pretrain_step={card.pretrain_step}, ...)`")
+
+
+def _target(spec: TaskSpec) -> str:
+    if spec.family == "multiple_choice":
+        return "index of the right candidate"
+    return "a regression score" if spec.is_regression else f"labels {list(spec.labels)}"
+
+
+# --- its saved state: fine-tuning never loses work -------------------------------------------------------------
+# A job (a method's every task and seed, a layer-transfer or transfer-curve job's every run) writes a folder per
+# seed under results/, which DVC deletes before it runs the job again and Snakemake deletes when the job fails. So
+# a seed also keeps, in a state folder outside those outputs (the stage names it with gpt1/layout.py's
+# `training_state`):
+#
+#     <state>/seed<S>/resume.pt        while it trains: the training state (model, optimiser, schedule, update
+#                                      count, the epoch's batch order and position, loss sums, RNG states), saved
+#                                      every finetune.save_interval updates and on SIGTERM (gpt1/train/interrupt.py)
+#     <state>/seed<S>/finished/<i>/    once it is done: the folders it wrote (hard links where the file system allows)
+#     <state>/seed<S>/finished.json    which output folder each of those is, and the fingerprint they were made with
+#
+# A retry copies a finished seed's folders back instead of training it again, and resumes an unfinished one at its
+# saved update; both only where the fingerprint matches: a digest of everything that shapes the seed's files (the
+# fine-tuning settings it reads, its method and seed, the model it starts from and that model's weights, the tasks'
+# tokens, the gpt1 code), so a changed param or a changed program never reuses stale work. The stage removes its
+# job's state once every seed of the job is done (`job_state`).
+
+RESUME_FILE = "resume.pt"
+FINISHED = "finished"
+FINISHED_RECORD = "finished.json"
+LOCK_FILE = "job.lock"
+
+
+@contextlib.contextmanager
+def job_state(root: Path, what: str) -> Iterator[StopRequest]:
+    """Hold a job's state folder for the block (a second process for the same job stops with one line), note a
+    stop signal (SIGTERM: the runs save their state after the update in progress and stop, interrupt.Stopped),
+    and remove the folder once the block succeeds: every seed is in its output folder then. An interrupted block
+    leaves it for the retry."""
+    root = Path(root)
+    with exclusive_lock(root / LOCK_FILE, what), StopRequest() as stop:
+        yield stop
+        for entry in root.iterdir():
+            if entry.name != LOCK_FILE:
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    (root / LOCK_FILE).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # another process may have taken the lock meanwhile: its folder stays
+        root.rmdir()
+
+
+def seed_state(state_root: Path | None, seed: int, signature: str, save_interval: int) -> SeedState | None:
+    """Seed `seed`'s state under a run's state folder (None: a run that keeps none)."""
+    if state_root is None:
+        return None
+    return SeedState(seed_run(state_root, seed), signature, save_interval)
+
+
+@dataclass(frozen=True)
+class SeedState:
+    """One seed's state folder, and the fingerprint its saved work must carry to be used."""
+    folder: Path
+    signature: str
+    save_interval: int
+
+    @property
+    def resume_file(self) -> Path:
+        return self.folder / RESUME_FILE
+
+    def restore_finished(self, outputs: Sequence[Path]) -> bool:
+        """Copy a finished seed's folders back to `outputs` (in the order it was recorded with); False when there is
+        no finished seed with this fingerprint and these outputs."""
+        record_path = self.folder / FINISHED_RECORD
+        if not record_path.is_file():
+            return False
+        try:
+            record = json.loads(record_path.read_text())
+        except (OSError, ValueError):
+            return False
+        wanted = [Path(output).as_posix() for output in outputs]
+        kept = [self.folder / FINISHED / str(index) for index in range(len(wanted))]
+        if record.get("signature") != self.signature or record.get("outputs") != wanted or \
+                not all(folder.is_dir() for folder in kept):
+            return False
+        for source, output in zip(kept, outputs):
+            _copy_folder(source, Path(output))
+        return True
+
+    def keep_finished(self, outputs: Sequence[Path]) -> None:
+        """Record the seed's finished folders (written whole already), then drop its resume state."""
+        with atomic_directory(self.folder / FINISHED) as staging:
+            for index, output in enumerate(outputs):
+                _link_folder(Path(output), staging / str(index))
+        record = {"signature": self.signature, "outputs": [Path(output).as_posix() for output in outputs]}
+        atomic_write_text(self.folder / FINISHED_RECORD, json.dumps(record, indent=2) + "\n")
+        self.resume_file.unlink(missing_ok=True)
+
+
+def fingerprint(facts: dict[str, Any]) -> str:
+    """The sha256 of `facts` (plain JSON values) and of the gpt1 code: what a seed's files depend on."""
+    text = json.dumps({"facts": facts, "code": _code_digest()}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """Every source file of the package, once per process: a retry with other code trains again."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _link_folder(source: Path, destination: Path) -> None:
+    destination.mkdir(parents=True)
+    for path in sorted(source.iterdir()):
+        link_or_copy(path, destination / path.name)
+
+
+def _copy_folder(source: Path, output: Path) -> None:
+    with atomic_directory(output) as staging:
+        for path in sorted(source.iterdir()):
+            link_or_copy(path, staging / path.name)
