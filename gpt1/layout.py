@@ -22,19 +22,20 @@ TOKENS = DATA / "tokens"
 PRETRAIN = DATA / "pretrain"
 STARTING_MODELS = DATA / "starting_models"
 TASK_TOKENS = DATA / "task_tokens"
+ZERO_SHOT = DATA / "zero_shot"
 # Downloaded archives, kept between runs (GPT1_CACHE names another folder; gpt1/data/sources.py).
 CACHE = DATA / "cache"
 # The folders of data/ the pipeline writes, each replaced whole (DVC removes a stage's outputs before running it),
 # and the download cache: what `make clean` removes, never anything else a user put in data/.
 DATA_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks", "bpe", "tokens", "pretrain",
-                                                    "starting_models", "task_tokens", "training_state", "user_files",
-                                                    "cache"))
+                                                    "starting_models", "task_tokens", "zero_shot", "training_state",
+                                                    "user_files", "cache"))
 # Where a user's own files (data.local_paths, data.user_tasks, data.user_corpus) may not live: the pipeline writes
 # there and `make clean` empties data/.
 PIPELINE_FOLDERS = (str(DATA), str(RESULTS))
 # A one-off `--seed` run writes here, never into a stage's DVC output folder (which only the DAG writes).
 ONE_OFF = RESULTS / "one-off"
-# Fine-tuning's work in progress and finished seeds (gpt1/train/finetune_state.py), outside every declared output:
+# Fine-tuning's work in progress and finished seeds (gpt1/train/finetune.py), outside every declared output:
 # DVC deletes a stage's outputs before it runs it again, Snakemake those of a failed job.
 TRAINING_STATE = DATA / "training_state"
 
@@ -142,6 +143,12 @@ def split_jsonl(folder: Path, split: str) -> Path:
 def split_file(task: str, split: str, tasks_dir: Path = TASKS) -> Path:
     """One split's examples in a prepared task's folder."""
     return split_jsonl(prepared_task(task, tasks_dir), split)
+
+
+def zero_shot_tasks(root: Path = ZERO_SHOT) -> Path:
+    """The zero-shot heuristics' candidates as token ids (the encode_zeroshot stage;
+    gpt1/eval/zeroshot_candidates.py)."""
+    return root / "tasks.json"
 
 
 def task_tokens(task: str, root: Path = TASK_TOKENS, model_of: str | None = None) -> Path:

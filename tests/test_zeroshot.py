@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gpt1.eval import zeroshot, zeroshot_tasks
-from gpt1.stages import zeroshot as zeroshot_stage
+from gpt1.stages import encode_zeroshot as encode_stage, zeroshot as zeroshot_stage
 from gpt1.eval import zeroshot_scoring as scoring
 from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe
 from gpt1.params.schema import load_params
@@ -24,7 +24,7 @@ from gpt1.layout import Results
 from gpt1.errors import UserError
 from gpt1.model.lm import build_model, save_model
 from gpt1.data.records import ClassificationExample, MultipleChoiceExample, TaskSpec, write_examples
-from gpt1.eval.zeroshot_tasks import Candidate, ZeroShotTask
+from gpt1.eval.zeroshot_candidates import Candidate, ZeroShotTask, write_tasks
 
 REPO = Path(__file__).resolve().parents[1]
 CHARACTERS = sorted(set(string.ascii_lowercase + ".,?'!-\n"))
@@ -94,8 +94,11 @@ def project(tmp_path_factory, bpe) -> SimpleNamespace:
 def run_stage(project, out: str, max_eval_examples=None, tasks_dir=None) -> SimpleNamespace:
     root = project.root
     folder = root / out
-    zeroshot_stage.run(params(max_eval_examples), tasks_dir=tasks_dir or root / "tasks", raw_dir=root / "raw",
-                 bpe_dir=root / "bpe", pretrain_dir=root / "pretrain", results=Results(folder), batch_size=3)
+    candidates = folder / "candidates.json"
+    encode_stage.run(params(max_eval_examples), tasks_dir=tasks_dir or root / "tasks", raw_dir=root / "raw",
+                     bpe_dir=root / "bpe", out=candidates)
+    zeroshot_stage.run(params(max_eval_examples), candidates, pretrain_dir=root / "pretrain", results=Results(folder),
+                       batch_size=3)
     return SimpleNamespace(table=pd.read_csv(folder / "zero_shot.csv"), csv=folder / "zero_shot.csv",
                            png=folder / "zero_shot.png", trend=folder / "zero_shot_trend.csv")
 
@@ -177,8 +180,11 @@ def test_heuristics_follow_the_selected_tasks_and_none_at_all_is_an_error(projec
     every = zeroshot_tasks.load_tasks(bpe, tasks_dir, raw_dir, ["social_iqa", "snli_100k", "rt_polarity"], None, 0)
     assert [task.name for task in every] == ["rt_polarity", "rt_polarity_pmi", "agreement", "agreement_total",
                                              "social_iqa"]
-    with pytest.raises(UserError, match="no zero-shot heuristic"):
-        zeroshot_tasks.load_tasks(bpe, tasks_dir, tmp_path / "absent", ["snli_100k"], None, 0)
+    assert zeroshot_tasks.load_tasks(bpe, tasks_dir, tmp_path / "absent", ["snli_100k"], None, 0) == []
+    write_tasks(tmp_path / "none.json", [])
+    with pytest.raises(UserError, match="no zero-shot heuristic has data"):
+        zeroshot_stage.run(params(None), tmp_path / "none.json", pretrain_dir=project.root / "pretrain",
+                           results=Results(tmp_path / "results"))
     with pytest.raises(UserError, match=r"sst2 has no task.json/test.jsonl; run `gpt1 prepare`"):
         zeroshot_tasks.load_tasks(bpe, tasks_dir, raw_dir, ["sst2"], None, 0)
 
@@ -209,6 +215,23 @@ def test_the_paper_profiles_tasks_bring_their_heuristics(bpe, tmp_path):
     cola = chosen[2]
     assert cola.accept_share == pytest.approx(2 / 3) and cola.labels == (1, 0, 1)
     assert cola.chance == pytest.approx(2 / 3 * 2 / 3 + 1 / 3 * 1 / 3)
+
+
+def test_the_candidates_file_gives_back_every_task_as_built_and_the_scoring_stage_needs_no_bpe(project, bpe, tmp_path):
+    """encode-zeroshot writes what load_tasks built, field for field; the zeroshot stage reads only that file, so
+    neither the BPE nor spaCy is in its imports (a GPU machine's bundle leaves spaCy out)."""
+    from gpt1.eval.zeroshot_candidates import read_tasks
+    from gpt1.pipeline import code_deps
+
+    built = zeroshot_tasks.load_tasks(bpe, project.root / "tasks", project.root / "raw",
+                                      ["rt_polarity", "social_iqa"], None, 0)
+    write_tasks(tmp_path / "tasks.json", built)
+    assert read_tasks(tmp_path / "tasks.json") == built and any(task.unconditional for task in built)
+    (tmp_path / "old.json").write_text('{"format": 0, "tasks": []}')
+    with pytest.raises(ValueError, match="run `gpt1 encode-zeroshot` again"):
+        read_tasks(tmp_path / "old.json")
+    scoring = code_deps.closure(REPO, "stages.zeroshot")
+    assert "tokenizer.bpe" not in scoring and not any(module.startswith("data.") for module in scoring)
 
 
 def test_acceptability_calls_the_best_scored_share_acceptable(bpe):

@@ -27,13 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements" / "lock.txt"
 IMAGE_PACKAGES = ROOT / "tools" / "gpu-image-packages.txt"
 # Left out: what only the stages that split raw text import (spaCy and its closure, 55 MB of wheels; the Wikipedia
-# parser), which run where the bundle is made (zero-shot splits its tasks' text too, so it runs where spaCy is), and
+# parser), which run where the bundle is made (encode-zeroshot too: the GPU machine scores its candidates), and
 # the solver of Snakemake's ILP scheduler (16 MB; gpu-check schedules greedily).
 LEFT_OUT = {"spacy", "spacy-legacy", "spacy-loggers", "thinc", "blis", "cymem", "preshed", "murmurhash", "srsly",
             "wasabi", "weasel", "confection", "catalogue", "cloudpathlib", "mwparserfromhell", "pulp"}
-# What the stages that run on the GPU machine read (dvc.yaml's deps of pretrain ... zeroshot), nothing upstream; of
-# data/raw, only the file zero-shot reads (the rest is what prepare already turned into data/tasks and the corpus).
-DATA_FOLDERS = ["data/user_files", "data/tasks", "data/bpe", "data/tokens", "data/task_tokens"]
+# What the stages that run on the GPU machine read (dvc.yaml's deps of pretrain ... zeroshot), nothing upstream.
+DATA_FOLDERS = ["data/user_files", "data/tasks", "data/bpe", "data/tokens", "data/task_tokens", "data/zero_shot"]
 PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_26_x86_64", "manylinux_2_24_x86_64",
              "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64"]
 
@@ -82,23 +81,22 @@ def download_wheels(entries: dict[str, str], folder: Path, python_version: str) 
 
 
 def prepare_data(profile: str, cores: int) -> None:
-    """The data stages of `profile` through Snakemake, up to every task's tokens: what the bundle carries."""
+    """The data stages of `profile` through Snakemake, up to every task's tokens and the zero-shot candidates: what
+    the bundle carries."""
     sys.path.insert(0, str(ROOT))
     from gpt1.params.files import compose_raw
 
     tasks = compose_raw(ROOT / "params.yaml", [ROOT / profile])[0]["data"]["tasks"]
-    targets = ["data/tokens", *(f"data/task_tokens/{task}" for task in tasks)]
+    targets = ["data/tokens", "data/zero_shot/tasks.json", *(f"data/task_tokens/{task}" for task in tasks)]
     subprocess.run(["snakemake", "--cores", str(cores), *targets, "--configfile", profile],
                    cwd=ROOT, check=True)
 
 
 def pack_data(tar_path: Path) -> None:
     """data/... as one xz tar (modification times kept: the DAG engine reads them)."""
-    from gpt1.data.embedded import AGREEMENT_FILE
-
     partial = tar_path.with_suffix(".partial")
     with tarfile.open(partial, "w:xz") as archive:
-        for folder in [*DATA_FOLDERS, f"data/raw/{AGREEMENT_FILE}"]:
+        for folder in DATA_FOLDERS:
             archive.add(ROOT / folder, arcname=folder)
     partial.replace(tar_path)
 
@@ -133,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     pack_data(partial / "data.tar.xz")
     manifest = {"made": datetime.now(timezone.utc).isoformat(timespec="seconds"), "commit": commit(),
                 "profile": args.profile, "python_version": args.python_version,
-                "data": {"file": "data.tar.xz", "folders": [*DATA_FOLDERS, "data/raw"],
+                "data": {"file": "data.tar.xz", "folders": DATA_FOLDERS,
                          "sha256": sha256(partial / "data.tar.xz")},
                 "wheels": {wheel.name: sha256(wheel) for wheel in wheels}}
     (partial / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")

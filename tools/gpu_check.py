@@ -17,8 +17,8 @@ tiny benchmark): what the test suite and a developer run before a GPU window.
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
-import importlib.util
 import json
 import os
 import platform
@@ -33,16 +33,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = "profiles/gpu.yaml"
 REHEARSAL_OVERLAY = "tools/gpu-check-rehearsal.yaml"
-# The stages that run here; the data stages ran where the bundle was made (their outputs are in it).
-# Zero-shot (Figure 2, right) splits its tasks' text with spaCy, which the bundle leaves out (tools/gpu_bundle.py):
-# it runs only where spaCy is installed.
+# The stages that run here; the data stages (encode-zeroshot's candidates too) ran where the bundle was made, and
+# their outputs are in it.
 GPU_RULES = ["pretrain", "starting_model", "finetune", "layer_transfer", "transfer_curve", "baselines", "evaluate",
-             "ablation", "layer_figure", "transfer_figure"]
+             "ablation", "layer_figure", "transfer_figure", "zeroshot"]
 PRETRAINED = ["data/pretrain/transformer/model.safetensors", "data/pretrain/lstm/model.safetensors"]
 TABLE5 = ["results/ablation.md", "results/ablation_intervals.csv"]
-TARGETS = ["results/layer_transfer.png", "results/transfer_curve.png"]
-ZERO_SHOT = "results/zero_shot.png"
-FIGURES = ["results/layer_transfer.png", "results/transfer_curve.png", ZERO_SHOT]
+FIGURES = ["results/layer_transfer.png", "results/transfer_curve.png", "results/zero_shot.png"]
+ZERO_SHOT_TREND = "results/zero_shot_trend.csv"
 # The dev sweep before Table 5: finetune.lr (every method that starts from a pretrained model) for `full`, one seed,
 # every task at once, one candidate after another as the time allows; the best mean dev score (each task's first
 # metric) is the rate Table 5 trains with. The test scores those runs also write are never read.
@@ -170,13 +168,8 @@ class Check:
         # fine-tuning 2, so that up to cores / 2 fine-tuning jobs run at once.
         threads = [f"{rule}={min(4 if rule == 'pretrain' else 2, cores)}"
                    for rule in ("pretrain", "finetune", "layer_transfer", "transfer_curve")]
-        rules = list(GPU_RULES)
-        if importlib.util.find_spec("spacy") is not None:
-            rules, targets = rules + ["zeroshot"], targets + [ZERO_SHOT]
-        else:
-            self.facts["zero_shot"] = "not run: its stage splits text with spaCy, which this machine lacks"
         command = ["snakemake", *targets, "--cores", str(cores), "--configfile", *self.profiles(), "--allowed-rules",
-                   *rules, "--set-threads", *threads, "--scheduler", "greedy", "--rerun-triggers", "mtime",
+                   *GPU_RULES, "--set-threads", *threads, "--scheduler", "greedy", "--rerun-triggers", "mtime",
                    "--nolock"]
         return self.run(name, command, limit=limit)
 
@@ -239,7 +232,7 @@ class Check:
         return self.snakemake("table5", TABLE5, limit=900 if self.rehearsal else 200)
 
     def figures(self) -> bool:
-        return self.snakemake("figures", TARGETS, limit=900 if self.rehearsal else 150)
+        return self.snakemake("figures", FIGURES, limit=900 if self.rehearsal else 150)
 
     def benchmark(self) -> None:
         common = CPU_BENCHMARK if self.rehearsal else GPU_BENCHMARK
@@ -293,9 +286,11 @@ class Check:
         self.facts["pretraining"] = pretraining
         table = ROOT / "results" / "ablation.md"
         self.facts["table5_markdown"] = table.read_text() if table.is_file() else None
-        for figure in FIGURES:
+        for figure in [*FIGURES, ZERO_SHOT_TREND, "results/zero_shot.csv"]:
             if (ROOT / figure).is_file():
                 shutil.copy2(ROOT / figure, self.report / Path(figure).name)
+        trend = ROOT / ZERO_SHOT_TREND
+        self.facts["zero_shot_trend"] = list(csv.DictReader(trend.open())) if trend.is_file() else None
 
     def write_report(self) -> None:
         self.facts["seconds"] = round(time.monotonic() - self.started, 1)
@@ -368,8 +363,12 @@ def render(facts: dict) -> str:
                          + f" | {sum(dev.values()) / len(dev) * 100:.1f} |")
     elif sweep:
         lines.append(f"\nThe dev sweep: {sweep['status']}.")
-    if facts.get("zero_shot"):
-        lines.append(f"\nZero-shot (Figure 2, right): {facts['zero_shot']}.")
+    if facts.get("zero_shot_trend"):
+        lines += ["", "## Zero-shot over pretraining (Figure 2, right; first to last checkpoint, computed direction)", "",
+                  "| model | heuristic | first | last | difference | direction |", "|---|---|---|---|---|---|"]
+        lines += [f"| {row['model']} | {row['task']} | {float(row['first']):.3f} | {float(row['last']):.3f} | "
+                  f"{float(row['difference']):+.3f} ± {1.96 * float(row['se']):.3f} | {row['direction']} |"
+                  for row in facts["zero_shot_trend"]]
     if facts.get("table5_markdown"):
         lines += ["", "## Table 5 on the GPU profile (test scores, 95 % intervals)", "", facts["table5_markdown"]]
     failed = {name: step for name, step in facts["steps"].items() if step.get("status") not in ("passed", None)}

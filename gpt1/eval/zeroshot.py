@@ -36,7 +36,7 @@ from gpt1.kinds import DISPLAY_NAMES, KINDS, TRANSFORMER
 from gpt1.model.lm import load_model
 from gpt1.eval.figures import save_figure
 from gpt1.eval.zeroshot_scoring import evaluate_many
-from gpt1.eval.zeroshot_tasks import ZeroShotTask
+from gpt1.eval.zeroshot_candidates import ZeroShotTask
 
 log = logging.getLogger(__name__)
 

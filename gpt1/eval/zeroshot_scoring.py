@@ -8,7 +8,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from gpt1.eval.zeroshot_tasks import Candidate, ZeroShotTask
+from gpt1.eval.zeroshot_candidates import Candidate, ZeroShotTask
 
 
 def _fit(candidate: Candidate, max_positions: int) -> tuple[tuple[int, ...], int]:

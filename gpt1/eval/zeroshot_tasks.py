@@ -28,7 +28,6 @@ Every text starts a new document, as in pretraining: it is preceded by the corpu
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -37,6 +36,7 @@ from gpt1.data.embedded import AGREEMENT_FILE, read_agreement
 from gpt1.errors import UserError
 from gpt1.data.records import ClassificationExample, MultipleChoiceExample, TaskSpec, read_examples
 from gpt1.data.registry import TASKS
+from gpt1.eval.zeroshot_candidates import Candidate, ZeroShotTask
 from gpt1.data.task_data import seeded_subset
 from gpt1.layout import prepared_task, split_file, task_spec
 
@@ -49,28 +49,6 @@ TOTAL_SUFFIX = "_total"
 HEURISTICS = ("sentiment", "acceptability", "choice")
 PAPER_TASK_OF = {"sentiment": "SST-2", "acceptability": "CoLA", "choice": "RACE"}  # whose heuristic, in the paper
 ACCEPTABLE = 1  # CoLA's own coding: label 1 is "acceptable"
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """Token ids: `continuation` is scored given `context` (which itself is never scored)."""
-
-    context: tuple[int, ...]
-    continuation: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class ZeroShotTask:
-    name: str
-    stands_for: str
-    chance: float
-    average: bool  # score = mean token log-prob of the continuation (True) or its sum (False)
-    candidates: tuple[tuple[Candidate, ...], ...]  # per example, its candidates
-    labels: tuple[int, ...]  # per example, the index of the right candidate (thresholded: 1 = acceptable)
-    # Per candidate index, a context-free version whose score is subtracted from every example's (PMI).
-    unconditional: tuple[Candidate, ...] = ()
-    # Thresholded (one candidate per example): the share of examples to call acceptable, highest scores first.
-    accept_share: float | None = None
 
 
 def _candidate(context: Sequence[int], continuation: Sequence[int]) -> Candidate:
@@ -194,9 +172,5 @@ def load_tasks(bpe: Gpt1Bpe, tasks_dir: Path, raw_dir: Path, task_names: Sequenc
                 tasks += [agreement_task(pairs, bpe), agreement_task(pairs, bpe, total=True)]
             else:
                 log.info("zero-shot: no agreement pairs (%s), that probe is skipped", raw_dir / AGREEMENT_FILE)
-    if not tasks:
-        raise UserError("no zero-shot heuristic has data: data.tasks names no sentiment, acceptability or "
-                        "multiple-choice task (e.g. rt_polarity, sst2, cola, social_iqa, race, story_cloze), and "
-                        "the BIG-bench agreement pairs were not downloaded")
     log.info("zero-shot tasks: %s", ", ".join(f"{t.name} ({len(t.labels)})" for t in tasks))
     return tasks

@@ -30,7 +30,7 @@ def _no_outputs(params: dict) -> list[Path]:
 
 
 def methods(params: dict) -> list[str]:
-    return params["finetune"]["variants"]
+    return params["finetune"]["methods"]
 
 
 def tasks(params: dict) -> list[str]:
@@ -88,12 +88,14 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
     "bpe": StageSpec("train GPT-1's BPE on the training corpus", work="text", outputs=lambda params: [layout.BPE]),
     "tokenize": StageSpec("encode the corpus splits to memory-mappable token arrays", work="text",
                           outputs=lambda params: [layout.TOKENS]),
-    "pretrain": StageSpec("pretrain the Transformer or the LSTM language model (resumes after interruption)",
+    "pretrain": StageSpec("pretrain the Transformer or the LSTM (resumes after interruption)",
                           work="training", options=True, jobs=("kind",), report="Pretraining",
                           outputs=lambda params: [path for kind in KINDS for path in pretraining_outputs(kind)]),
     "encode-task": StageSpec("encode one task's fine-tuning examples as BPE ids, once for all its jobs",
                              options=True, jobs=("task",),
                              outputs=lambda params: [layout.task_tokens(task) for task in tasks(params)]),
+    "encode-zeroshot": StageSpec("the zero-shot heuristics' candidates as BPE ids, for every checkpoint",
+                                 outputs=lambda params: [layout.zero_shot_tasks()]),
     "starting-model": StageSpec("record the weights a fine-tuning method starts from (path and sha256)",
                                 options=True, jobs=("method",), outputs=lambda params: [
                                     layout.starting_model_record(method) for method in methods(params)]),
@@ -109,8 +111,8 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
                                         given["task"], given["layers"], given["seed"], layout.ONE_OFF)),
                                 outputs=lambda params: [layout.layer_transfer_task(task)
                                                         for task in params["analysis"]["layer_transfer_tasks"]]),
-    "transfer-curve": StageSpec("fine-tune one task's full from pretraining checkpoints (transfer over "
-                                "pretraining), every checkpoint and seed", work="training", options=True, jobs=("task",),
+    "transfer-curve": StageSpec("fine-tune one task's full from each pretraining checkpoint, every seed",
+                                work="training", options=True, jobs=("task",),
                                 one_off=OneOff("step", lambda given: layout.transfer_curve_run(
                                     given["task"], given["step"], given["seed"], layout.ONE_OFF)),
                                 outputs=lambda params: [layout.transfer_curve_task(task)
