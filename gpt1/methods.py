@@ -1,7 +1,7 @@
 """Table 5's methods, each in one entry: how its fine-tuning starts and trains, what it means, and its finding (the
 paper's Table 5 row, where it has one, is gpt1/paper.py's).
 
-`finetune.variants` in params.yaml names entries of METHODS (the order of Table 5's rows is this mapping's
+`finetune.methods` in params.yaml names entries of METHODS (the order of Table 5's rows is this mapping's
 order). Adding an entry is all a new method needs: the finetune stage builds its starting model and objective
 from it, model cards describe it, evaluation scores it and the ablation puts it in Table 5 with its interval
 against `full` and a finding. Plain data: importing this module costs nothing (the params schema validates names
@@ -11,10 +11,8 @@ A fine-tuning job resolves its method once, at its start (`resolve`): the name b
 starting weights, λ, learning rate and the key it came from, model card line) that the library is handed;
 nothing below the stage looks a method up by name.
 
-"Method" is the one word for these, in code and docs, with one stated exception: params.yaml's `finetune.variants`,
-dvc.yaml's names and commands (`--variant`, kept as an alias of the CLI's `--method`), and the files the pipeline
-writes (scores.csv's `variant` column, the starting-model records, the model cards) keep the older word. Renaming them would change DVC's params hashes and the DAG's stage
-names (`finetune@full`'s `item.variant`), re-running every stage for every user, and the bytes of every result.
+"Method" is the one word for these: in code, params, commands (`--method`), dvc.yaml and every file the pipeline
+writes (scores.csv's `method` column, the starting-model records, the model cards).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from test_pretrain import subprocess_environment
 from test_transforms import tiny_bpe
 from tiny import tiny_raw_params
 
-FINETUNE = dict(variants=["full"], seeds=[1, 2], lr=1e-3, batch_size=2, epochs=2, max_train_examples=12,
+FINETUNE = dict(methods=["full"], seeds=[1, 2], lr=1e-3, batch_size=2, epochs=2, max_train_examples=12,
                 max_eval_examples=6, device="cpu", dtype="float32")
 
 
@@ -70,5 +70,5 @@ def write_record(project: Path, method: str = "full", starts_from: str = "transf
 
 def run_finetune(project: Path, *args: str, task: str = "rt_polarity", timeout: float = 300) -> subprocess.CompletedProcess:
     """`gpt1 finetune` of method full on `task` (the job finetune@full-<task>), with `args` added."""
-    return subprocess.run([sys.executable, "-m", "gpt1.cli", "finetune", "--variant", "full", "--task", task, *args],
+    return subprocess.run([sys.executable, "-m", "gpt1.cli", "finetune", "--method", "full", "--task", task, *args],
                           cwd=project, capture_output=True, text=True, env=subprocess_environment(), timeout=timeout)

@@ -27,8 +27,8 @@ def _scores(values):
         for task, per_seed in tasks.items():
             metric = ALL_SPECS[task].primary_metric
             for seed, value in enumerate(per_seed, start=1):
-                rows.append({"task": task, "variant": method, "seed": seed, "metric": metric, "value": value})
-                rows.append({"task": task, "variant": method, "seed": seed, "metric": "other", "value": 0.0})
+                rows.append({"task": task, "method": method, "seed": seed, "metric": metric, "value": value})
+                rows.append({"task": task, "method": method, "seed": seed, "metric": "other", "value": 0.0})
     return pd.DataFrame(rows)
 
 

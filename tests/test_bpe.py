@@ -111,3 +111,25 @@ def test_released_files_can_replace_training(trained, tmp_path):
     assert imported.encoder == bpe.encoder and (tmp_path / "bpe" / "tokenizer.json").exists()
     with pytest.raises(UserError, match=f"holds {MERGES} merges but bpe.merges is 40000"):
         import_released(folder, 40000, out=tmp_path / "other")
+
+
+def test_splitting_text_imports_spacy_without_torch_and_leaves_torch_importable():
+    """A job that only splits text does not pay torch's import through spaCy's thinc; the words are the same as
+    with torch loaded first, and torch still imports afterwards."""
+    import subprocess
+    import sys
+
+    script = ("import sys\n"
+              "from gpt1.tokenizer.bpe import WordSplitter\n"
+              "words = WordSplitter().split('Hello, world!\\nIt\\'s 3.5 m.p.h. today -- isn\\'t it?')\n"
+              "print('torch' in sys.modules)\n"
+              "import torch\n"
+              "print(torch.ones(1).item(), words == WordSplitter().split("
+              "'Hello, world!\\nIt\\'s 3.5 m.p.h. today -- isn\\'t it?'))\n"
+              "print(words)\n")
+    plain = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    first, second, words = plain.splitlines()
+    assert first == "False" and second == "1.0 True"
+    loaded_first = subprocess.run([sys.executable, "-c", "import torch\n" + script], capture_output=True, text=True,
+                                  check=True).stdout.splitlines()
+    assert loaded_first == ["True", "1.0 True", words]

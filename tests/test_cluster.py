@@ -108,12 +108,12 @@ def test_pretraining_starts_its_two_processes_inside_one_slurm_job(tmp_path):
     """pretrain.processes_per_node: 2 on a CPU: one sbatch job, two gloo processes from torchrun's launcher."""
     raw = raw_params(micro_batch_size=2)
     single = cli_project(tmp_path, "single", raw)
-    assert run_cli(single, "pretrain", "--model", "transformer").returncode == 0
+    assert run_cli(single, "pretrain", "--kind", "transformer").returncode == 0
     raw["pretrain"]["processes_per_node"] = 2
     project = cli_project(tmp_path, "slurm", raw)
     submitted = subprocess.run(
         ["sbatch", "--parsable", "-c", "2", "--mem=2000", "-o", str(project / "job.out"), "--chdir", str(project),
-         "--wrap", f"{BIN / 'gpt1'} pretrain --model transformer"],
+         "--wrap", f"{BIN / 'gpt1'} pretrain --kind transformer"],
         capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     job = submitted.stdout.strip().split(";")[0]
     assert _wait_for_job(job) == "COMPLETED", (project / "job.out").read_text()[-3000:]
@@ -179,7 +179,7 @@ def _assert_the_weights_of_an_uninterrupted_run(project: Path, uninterrupted: Pa
     for name in ("params.yaml", profile):
         shutil.copy(project / name, uninterrupted / name)
     done = subprocess.run([str(BIN / "gpt1"), "--profile", "profiles/tiny.yaml", "--profile", profile, "pretrain",
-                           "--model", "transformer"], cwd=uninterrupted, capture_output=True, text=True,
+                           "--kind", "transformer"], cwd=uninterrupted, capture_output=True, text=True,
                           env={**os.environ, **SNAKEMAKE_THREADS})
     assert done.returncode == 0, done.stderr[-2000:]
     reference = state_dict(uninterrupted / target)

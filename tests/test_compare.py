@@ -38,7 +38,7 @@ def _predictions(task: str, skill: float, seed: int) -> np.ndarray:
 def project(root: Path, skill: dict[str, float], seeds=(1, 2), max_eval_examples=EXAMPLES, test_text="row") -> Path:
     """A folder laid out as the project: params.yaml, each task's task.json and test split, each run's predictions."""
     root.mkdir(parents=True)
-    params = {"seed": 7, "data": {"tasks": list(TASKS)}, "finetune": {"variants": METHODS, "seeds": list(seeds),
+    params = {"seed": 7, "data": {"tasks": list(TASKS)}, "finetune": {"methods": METHODS, "seeds": list(seeds),
                                                                       "max_eval_examples": max_eval_examples}}
     (root / "params.yaml").write_text(yaml.safe_dump(params))
     for task, metric in TASKS.items():

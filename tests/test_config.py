@@ -191,9 +191,9 @@ def test_layer_transfer_seeds_must_be_finetune_seeds(raw):
     assert f"analysis.layer_transfer_seeds {wanted} must be among finetune.seeds {seeds}" in message
 
 
-def test_layer_transfer_needs_the_full_variant(raw):
-    with pytest.raises(UserError, match="finetune.variants must include full"):
-        parse_params(edited(raw, "finetune.variants", ["no_pretrain", "lstm"]), "p")
+def test_layer_transfer_needs_the_full_method(raw):
+    with pytest.raises(UserError, match="finetune.methods must include full"):
+        parse_params(edited(raw, "finetune.methods", ["no_pretrain", "lstm"]), "p")
 
 
 # --- transfer over pretraining starts from checkpoints pretraining keeps ---------------------------------------
@@ -301,8 +301,8 @@ def test_snakemake_refuses_an_unknown_key(key, raw, tmp_path):
     assert f"unknown key '{key}'" in output, output
 
 
-@pytest.mark.parametrize("variants", [["full", "bigger"], ["full", "full"]])
-def test_finetune_variants_must_be_registered_methods_named_once(raw, variants):
-    with pytest.raises(UserError, match=r"bad value for 'finetune.variants'.*each a method of gpt1/methods.py, once: "
+@pytest.mark.parametrize("methods", [["full", "bigger"], ["full", "full"]])
+def test_finetune_methods_must_be_registered_methods_named_once(raw, methods):
+    with pytest.raises(UserError, match=r"bad value for 'finetune.methods'.*each a method of gpt1/methods.py, once: "
                                         r"full, no_pretrain, no_aux_lm, lstm"):
-        parse_params(edited(raw, "finetune.variants", variants), "p")
+        parse_params(edited(raw, "finetune.methods", methods), "p")

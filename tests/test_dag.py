@@ -67,7 +67,7 @@ def test_every_output_dvc_declares_is_one_gpt1_layout_builds(profile):
         assert not undeclared, f"stage '{name}' ({profile}): its row names {undeclared}, which dvc.yaml does not declare"
     for stage in stages:  # a fine-tuning job reads its own task's tokens and its own method's weights (by record);
         if stage.name.startswith("finetune@"):  # a layer-transfer or curve job its own task's tokens
-            method, task = next((method, task) for method in params["finetune"]["variants"] for task in data["tasks"]
+            method, task = next((method, task) for method in params["finetune"]["methods"] for task in data["tasks"]
                                 if stage.name == f"finetune@{method}-{task}")
             assert [dep for dep in stage.deps if dep.startswith("data/")] == [
                 str(layout.task_tokens(task)), str(layout.starting_model_record(method))], stage.name

@@ -68,10 +68,10 @@ def test_the_pretrain_command_launches_its_own_processes_through_torchrun(tmp_pa
 
     raw = raw_params(micro_batch_size=2)
     single = cli_project(tmp_path, "single", raw)
-    assert run_cli(single, "pretrain", "--model", "transformer").returncode == 0
+    assert run_cli(single, "pretrain", "--kind", "transformer").returncode == 0
     raw["pretrain"]["processes_per_node"] = 2
     launched = cli_project(tmp_path, "launched", raw)
-    done = run_cli(launched, "pretrain", "--model", "transformer")
+    done = run_cli(launched, "pretrain", "--kind", "transformer")
     assert done.returncode == 0, done.stderr[-3000:]
 
     log = (launched / "logs/pretrain/transformer.log").read_text()
@@ -109,10 +109,10 @@ def test_a_compiled_model_under_ddp_trains_to_the_eager_weights(tmp_path):
 
     raw = raw_params(micro_batch_size=2)
     eager = cli_project(tmp_path, "eager", raw)
-    assert run_cli(eager, "pretrain", "--model", "transformer").returncode == 0
+    assert run_cli(eager, "pretrain", "--kind", "transformer").returncode == 0
     raw["pretrain"].update(processes_per_node=2, compile=True)
     compiled = cli_project(tmp_path, "compiled", raw)
-    done = run_cli(compiled, "pretrain", "--model", "transformer")
+    done = run_cli(compiled, "pretrain", "--kind", "transformer")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "training through torch.compile (of the DDP-wrapped model)" in (compiled / "logs/pretrain/transformer.log").read_text()
     reference = state_dict(eager / "data/pretrain/transformer/model.safetensors")

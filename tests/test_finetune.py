@@ -43,7 +43,7 @@ def one_thread():
 
 
 def tiny_params(**finetune_overrides) -> Params:
-    settings = dict(variants=["full", "no_pretrain", "no_aux_lm", "lstm"], seeds=[1, 2], lr=1e-3, batch_size=4,
+    settings = dict(methods=["full", "no_pretrain", "no_aux_lm", "lstm"], seeds=[1, 2], lr=1e-3, batch_size=4,
                     epochs=1, max_train_examples=12, max_eval_examples=6, device="cpu", dtype="float32")
     raw = tiny_raw_params(data={"tasks": list(TASKS)}, finetune={**settings, **finetune_overrides})
     return parse_params(raw, "tiny params")
@@ -180,7 +180,7 @@ def test_seeds_in_one_process_write_what_each_seed_writes_alone(workspace, task,
     assert (together / "seed1" / "predictions_test.jsonl").read_bytes() != \
         (together / "seed2" / "predictions_test.jsonl").read_bytes()  # the seeds do differ
     command = "gpt1 layer-transfer --task social_iqa --layers 1 --seed 2" if transfer_layers else \
-        f"gpt1 finetune --task {task} --variant {method} --seed 2"  # the card's words are kept: gpt1/methods.py
+        f"gpt1 finetune --task {task} --method {method} --seed 2"
     assert f"Reproduce: `{command}`" in (together / "seed2" / "model_card.md").read_text()
 
 
@@ -541,7 +541,7 @@ def test_a_method_is_resolved_once_into_what_its_runs_need():
 
 def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablation(workspace, tmp_path, monkeypatch):
     """gpt1/methods.py is a Table 5 method's one home: registering one (here a random-init Transformer without the
-    auxiliary objective) and naming it in finetune.variants is all it takes to train, score and tabulate it."""
+    auxiliary objective) and naming it in finetune.methods is all it takes to train, score and tabulate it."""
     import pandas as pd
 
     from gpt1 import layout, methods
@@ -553,11 +553,11 @@ def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablat
         starts_from=None, auxiliary_lm=False))
     tasks = ["snli_100k", "social_iqa"]
     params = parse_params(tiny_raw_params(data={"tasks": tasks}, finetune=dict(
-        variants=["full", "no_pretrain_no_aux"], seeds=[1, 2], lr=1e-3, batch_size=4, epochs=1, max_train_examples=12,
+        methods=["full", "no_pretrain_no_aux"], seeds=[1, 2], lr=1e-3, batch_size=4, epochs=1, max_train_examples=12,
         max_eval_examples=6, device="cpu", dtype="float32")))
     results = tmp_path / "results"
     for task in tasks:
-        for method in params.finetune.variants:
+        for method in params.finetune.methods:
             finetune.run_seeds(finetune.FinetuneSettings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
                                resolve(method, params.finetune),
                                params.finetune.seeds, pretrain_dir=workspace / "pretrain",

@@ -54,7 +54,7 @@ def _pretrain(tmp_path, name, model=None, **changes):
                                     dtype="auto"), **changes})
     raw["model"].update(model or {})
     project = cli_project(tmp_path, name, raw)
-    done = run_cli(project, "pretrain", "--model", "transformer")
+    done = run_cli(project, "pretrain", "--kind", "transformer")
     assert done.returncode == 0, done.stderr[-3000:]
     return project
 

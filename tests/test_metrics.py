@@ -146,7 +146,7 @@ def test_baselines_run_writes_every_task_deterministically(tasks_dir, tmp_path):
 
 def fake_results(results_dir, params, value=lambda task, method, seed: 0.5 + seed / 10):
     for task in params.data.tasks:
-        for method in params.finetune.variants:
+        for method in params.finetune.methods:
             for seed in params.finetune.seeds:
                 path = layout.finetune_run(task, method, seed, results_dir) / "metrics.json"
                 path.parent.mkdir(parents=True)
@@ -155,25 +155,25 @@ def fake_results(results_dir, params, value=lambda task, method, seed: 0.5 + see
 
 
 def test_evaluate_gathers_runs_and_baselines_into_three_tables(tasks_dir, tmp_path):
-    params = tiny_params()  # 4 tasks, 4 variants, seeds 1 and 2
+    params = tiny_params()  # 4 tasks, 4 methods, seeds 1 and 2
     results = tmp_path / "results"
     baselines_stage.run(params, tasks_dir, results / "baselines.json")
     fake_results(results, params)
     evaluate.run(params, results, tasks_dir)
     scores = pd.read_csv(results / "scores.csv")
-    assert list(scores.columns) == ["task", "variant", "seed", "metric", "value"]
-    runs = scores[~scores.variant.isin(baselines.BASELINES)]
-    assert len(runs) == 2 * 4 * (1 + 1 + 2 + 1)  # seeds x variants x metrics summed over the tasks
+    assert list(scores.columns) == ["task", "method", "seed", "metric", "value"]
+    runs = scores[~scores.method.isin(baselines.BASELINES)]
+    assert len(runs) == 2 * 4 * (1 + 1 + 2 + 1)  # seeds x methods x metrics summed over the tasks
     summary = pd.read_csv(results / "scores_summary.csv")
-    full = summary[(summary.task == "rt_polarity") & (summary.variant == "full")].iloc[0]
+    full = summary[(summary.task == "rt_polarity") & (summary.method == "full")].iloc[0]
     assert (full["mean"], full["seeds"]) == (pytest.approx(0.65), 2)
     assert full["std"] == round(pd.Series([0.6, 0.7]).std(), 6)  # sample std, rounded as written
-    per_seed = scores[(scores.task == "rt_polarity") & (scores.variant == "full")].set_index("seed")["value"]
+    per_seed = scores[(scores.task == "rt_polarity") & (scores.method == "full")].set_index("seed")["value"]
     assert per_seed.to_dict() == {1: pytest.approx(0.6), 2: pytest.approx(0.7)}  # each seed's score, in the table
-    majority = summary[(summary.task == "lee_similarity") & (summary.variant == "majority")]
+    majority = summary[(summary.task == "lee_similarity") & (summary.method == "majority")]
     assert majority.set_index("metric").loc["pearson", "mean"] == 0.0
-    assert "tfidf_logreg" in set(summary[summary.task == "snli_100k"].variant)
-    assert "tfidf_logreg" not in set(summary[summary.task == "social_iqa"].variant)
+    assert "tfidf_logreg" in set(summary[summary.task == "snli_100k"].method)
+    assert "tfidf_logreg" not in set(summary[summary.task == "social_iqa"].method)
 
 
 def test_metrics_json_holds_only_the_headline_table5_averages_then_fulls_score_per_task(tasks_dir, tmp_path):
@@ -188,7 +188,7 @@ def test_metrics_json_holds_only_the_headline_table5_averages_then_fulls_score_p
     evaluate.run(params, results, tasks_dir)
     headline = json.loads((results / "metrics.json").read_text())
     assert list(headline) == ["average", "full"]
-    assert list(headline["average"]) == list(params.finetune.variants)  # the methods, in Table 5's order
+    assert list(headline["average"]) == list(params.finetune.methods)  # the methods, in Table 5's order
     assert headline["average"]["full"] == pytest.approx(0.5 + 0.1 + 0.015)
     assert headline["average"]["no_pretrain"] == pytest.approx(0.5 + 0.015)
     assert headline["full"] == {task: pytest.approx(level[task] + 0.1 + 0.015) for task in params.data.tasks}
@@ -198,7 +198,7 @@ def test_evaluate_names_a_run_whose_metrics_were_cut_short(tasks_dir, tmp_path):
     params = tiny_params()
     results = tmp_path / "results"
     baselines_stage.run(params, tasks_dir, results / "baselines.json")
-    run = results / "finetune" / params.finetune.variants[0] / params.data.tasks[0] / f"seed{params.finetune.seeds[0]}"
+    run = results / "finetune" / params.finetune.methods[0] / params.data.tasks[0] / f"seed{params.finetune.seeds[0]}"
     run.mkdir(parents=True)
     (run / "metrics.json").write_text('{"dev": {"accuracy": 0.5}, "te')
     with pytest.raises(UserError, match=r"seed\d+/metrics.json is not valid JSON \(.*\); run `gpt1 finetune --method "

@@ -158,7 +158,7 @@ def test_the_lstm_without_released_weights_is_dropped_or_refused(tmp_path):
     raw = tiny_raw_params(max_steps=0, init_from="released")
     with pytest.raises(UserError, match="lists lstm.*drop lstm"):
         parse_params(raw)
-    raw["finetune"]["variants"] = ["full", "no_pretrain"]
+    raw["finetune"]["methods"] = ["full", "no_pretrain"]
     params = parse_params(raw)
     from gpt1.stages.pretrain import run
 
@@ -177,7 +177,7 @@ def test_the_transfer_curve_says_it_does_not_apply_unless_asked_for(tmp_path, mo
 
     monkeypatch.chdir(tmp_path)
     raw = tiny_raw_params(max_steps=0, init_from="released")
-    raw["finetune"]["variants"] = ["full", "no_pretrain"]
+    raw["finetune"]["methods"] = ["full", "no_pretrain"]
     task = raw["analysis"]["transfer_curve_tasks"][0]
     raw["analysis"]["transfer_curve_steps"] = []
     transfer_curve.main(SimpleNamespace(task=task, step=None, seed=None), parse_params(raw))

@@ -280,11 +280,11 @@ def test_sigterm_saves_the_resume_state_and_exits_to_be_retried_then_resumes_to_
     run ends, bit for bit."""
     raw = tiny_raw_params(max_steps=400, save_interval=10_000, eval_interval=100, checkpoints=5)
     uninterrupted = cli_project(tmp_path, "uninterrupted", raw)
-    assert run_cli(uninterrupted, "pretrain", "--model", "transformer").returncode == 0
+    assert run_cli(uninterrupted, "pretrain", "--kind", "transformer").returncode == 0
 
     project = cli_project(tmp_path, "stopped", raw)
     out = project / "data" / "pretrain" / "transformer"
-    process = subprocess.Popen([sys.executable, "-m", "gpt1.cli", "pretrain", "--model", "transformer"], cwd=project,
+    process = subprocess.Popen([sys.executable, "-m", "gpt1.cli", "pretrain", "--kind", "transformer"], cwd=project,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_environment())
     deadline = time.monotonic() + 120
     while not (out / "resume-checkpoints" / "step_1.safetensors").exists() and process.poll() is None \
@@ -298,7 +298,7 @@ def test_sigterm_saves_the_resume_state_and_exits_to_be_retried_then_resumes_to_
     assert f"stopped by SIGTERM after update {state['step']} of 400" in stderr.splitlines()[-1]
     assert not (out / "model.safetensors").exists()
 
-    assert run_cli(project, "pretrain", "--model", "transformer").returncode == 0
+    assert run_cli(project, "pretrain", "--kind", "transformer").returncode == 0
     assert f"at update {state['step']}" in (project / "logs/pretrain/transformer.log").read_text()  # resumed there
     reference = state_dict(uninterrupted / "data/pretrain/transformer/model.safetensors")
     for name, tensor in state_dict(out / "model.safetensors").items():

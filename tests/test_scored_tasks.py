@@ -39,7 +39,7 @@ def test_the_paper_profile_trains_each_training_file_once():
     trained = params.data.tasks
     assert "mnli" in trained and "mnli_mm" not in trained and "mnli_mm" in params.data.scored_tasks
     jobs = [stage.name for stage in dag.resolve(ROOT / "dvc.yaml", raw) if stage.name.startswith("finetune@")]
-    assert sorted(jobs) == sorted(f"finetune@{method}-{task}" for method in params.finetune.variants
+    assert sorted(jobs) == sorted(f"finetune@{method}-{task}" for method in params.finetune.methods
                                   for task in trained)
     assert not [job for job in jobs if "mnli_mm" in job]
     training_files = [(TASKS[task].sources, TASKS[task].load.keywords.get("folder"),
@@ -63,7 +63,7 @@ def test_the_job_trains_mnli_once_and_writes_mnli_mms_seeds_from_its_models(tmp_
         assert (mismatched / "predictions_test.jsonl").read_bytes() != (mnli / "predictions_test.jsonl").read_bytes()
         card = (mismatched / "model_card.md").read_text()
         assert "# Fine-tuning run: mnli_mm / full / seed" in card and "fine-tuned as mnli's run" in card
-        assert f"`gpt1 finetune --task mnli --variant full --seed {seed}`" in card
+        assert f"`gpt1 finetune --task mnli --method full --seed {seed}`" in card
         metrics = json.loads((mismatched / "metrics.json").read_text())
         assert set(metrics) == {"dev", "test"} and "accuracy" in metrics["test"]
     assert (project / RUNS / "mnli" / "seed1" / "model.safetensors").is_file()

@@ -26,11 +26,11 @@ def _pretrained(root: Path, transformer: bytes = b"transformer weights", lstm: b
 def test_a_record_names_the_weights_and_their_hash_or_a_random_start(tmp_path):
     pretrain = _pretrained(tmp_path / "pretrain")
     full = record("full", "transformer", pretrain)
-    assert full == {"variant": "full", "starts_from": "transformer",
+    assert full == {"method": "full", "starts_from": "transformer",
                     "weights": (pretrain / "transformer" / "model.safetensors").as_posix(),
                     "sha256": sha256_of(pretrain / "transformer" / "model.safetensors")}
     assert record("lstm", "lstm", pretrain)["weights"].endswith("lstm/model.safetensors")
-    assert record("no_pretrain", None, pretrain) == {"variant": "no_pretrain", "starts_from": None}
+    assert record("no_pretrain", None, pretrain) == {"method": "no_pretrain", "starts_from": None}
     assert record("no_pretrain", None, tmp_path / "nothing here") == record("no_pretrain", None, pretrain)  # no weights
     with pytest.raises(UserError, match=r"lstm/model.safetensors not found: 'lstm' starts from the pretrained lstm; "
                                         r"run `gpt1 pretrain --kind lstm` first"):

@@ -96,7 +96,7 @@ def test_the_trend_gives_last_minus_first_with_its_two_level_interval_direction_
 
 def test_without_no_pretrain_the_curve_starts_at_the_first_checkpoint(tmp_path):
     tasks = _runs(tmp_path)
-    for seed in SEEDS:  # the variant left out of finetune.variants: its runs must not be read
+    for seed in SEEDS:  # the method left out of finetune.methods: its runs must not be read
         (layout.finetune_run("nli", "no_pretrain", seed, tmp_path) / "metrics.json").unlink()
     table = _curve(tmp_path, tasks, with_zero=False)
     assert sorted(set(table["updates"])) == [3, 30, FINAL]

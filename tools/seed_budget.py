@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     from gpt1.params.schema import load_params
 
     params = load_params()
-    methods, tasks = list(params.finetune.variants), [t for t in params.data.tasks if params.data.model_of(t) is None]
+    methods, tasks = list(params.finetune.methods), [t for t in params.data.tasks if params.data.model_of(t) is None]
     target = FOLDER / "seed-budget.json"
     if args.skip_training:  # the timings, their machine and commit stay those of the run that measured them
         timed = ({key: value for key, value in json.loads(target.read_text()).items()

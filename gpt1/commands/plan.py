@@ -124,7 +124,7 @@ def finetuning_runs(params) -> list[tuple[str, str, str, int]]:
     every seed; the analyses' jobs (one per task) fine-tune `full` from fewer blocks or earlier checkpoints."""
     trained, _ = trained_tasks(params)
     seeds, analysis = len(params.finetune.seeds), params.analysis
-    runs = [(f"finetune@{method}-{task}", method, task, seeds) for method in params.finetune.variants
+    runs = [(f"finetune@{method}-{task}", method, task, seeds) for method in params.finetune.methods
             for task in trained]
     runs += [(f"layer_transfer@{task}", "layer_transfer", task,
               len(analysis.layer_transfer_layers) * len(analysis.layer_transfer_seeds))

@@ -34,12 +34,12 @@ def ablation_table(summary: pd.DataFrame, specs: dict[str, TaskSpec]) -> tuple[p
     task's primary metric ×100, one row per method and one column per task, plus `avg`."""
     wanted = {(task, spec.primary_metric) for task, spec in specs.items()}
     rows = summary[[(task, metric) in wanted and method in METHODS
-                    for task, metric, method in zip(summary.task, summary.metric, summary.variant)]]
+                    for task, metric, method in zip(summary.task, summary.metric, summary.method)]]
     if rows.empty:
         raise UserError("results/scores_summary.csv has no fine-tuning scores for the ablation; run `gpt1 evaluate` "
                         "first")
-    mean = rows.pivot(index="variant", columns="task", values="mean") * 100
-    std = rows.pivot(index="variant", columns="task", values="std") * 100
+    mean = rows.pivot(index="method", columns="task", values="mean") * 100
+    std = rows.pivot(index="method", columns="task", values="std") * 100
     order = [m for m in METHODS if m in mean.index]
     columns = [task for task in specs if task in mean.columns]
     mean, std = mean.loc[order, columns], std.loc[order, columns]

@@ -71,12 +71,13 @@ class Side:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
 
     def order(self) -> tuple[list[str], list[str]]:
-        """(methods, tasks) in the order of the side's finetune.variants and data.tasks, each task followed by those
-        scored with its models: Table 5's."""
+        """(methods, tasks) in the order of the side's finetune.methods and data.tasks, each task followed by those
+        scored with its models: Table 5's. A revision from before `methods` was the key calls it `variants`."""
         from gpt1.data.registry import scored_tasks
 
         raw = self.params()
-        return list(raw["finetune"]["variants"]), list(dict.fromkeys(scored_tasks(list(raw["data"]["tasks"]))))
+        methods = raw["finetune"]["methods"] if "methods" in raw["finetune"] else raw["finetune"]["variants"]
+        return list(methods), list(dict.fromkeys(scored_tasks(list(raw["data"]["tasks"]))))
 
     def spec(self, task: str) -> TaskSpec:
         return TaskSpec.from_file(self._task_file(task, TASK_SPEC))

@@ -2,7 +2,7 @@
 
 The curve's points, per task and seed: 0 updates is the finetune stage's no_pretrain run (random weights, at the
 learning rate chosen on dev for them, so the zero point is no pretraining at its best; absent when
-finetune.variants leaves no_pretrain out); the last update is its full run; in between, the transfer_curve
+finetune.methods leaves no_pretrain out); the last update is its full run; in between, the transfer_curve
 stage's runs from the kept pretraining checkpoints. Scores are the
 task's headline metric ×100, mean ± std over seeds. The trend per task and split: last − first, with a 95 %
 interval from the two-level bootstrap over test examples and seeds that Table 5 uses (gpt1/eval/intervals.py) and

@@ -28,7 +28,7 @@ class TaskRun:
     """What a saved task model was: enough to rebuild it and encode new examples as its run did."""
 
     task: str
-    variant: str  # the method (the saved files' key: gpt1/methods.py)
+    method: str  # gpt1/methods.py
     seed: int
     n_ctx: int
     spec: TaskSpec
@@ -53,6 +53,8 @@ def load_task_model(path: Path | str, device: str | torch.device = "cpu") -> tup
     try:
         described = json.loads(entry)
         raw_run = described["run"]
+        if "variant" in raw_run:  # a model saved while the method's key had its older name
+            raw_run["method"] = raw_run.pop("variant")
         spec = TaskSpec.from_dict(raw_run.pop("spec"))
         run = TaskRun(**raw_run, spec=spec)
         task_model = TaskModel(build_model(described["kind"], described["config"]), spec, classifier_dropout=0.0)

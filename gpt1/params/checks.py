@@ -46,9 +46,9 @@ def layer_transfer_fits(params) -> None:
         raise ValueError(f"analysis.layer_transfer_layers: {outside} outside 0 ... {depth - 1} "
                          f"(blocks kept, below model.n_layer = {depth})")
     missing = [seed for seed in analysis.layer_transfer_seeds if seed not in params.finetune.seeds]
-    if missing or FULL not in params.finetune.variants:
+    if missing or FULL not in params.finetune.methods:
         raise ValueError(f"analysis.layer_transfer_seeds {analysis.layer_transfer_seeds} must be among "
-                         f"finetune.seeds {params.finetune.seeds}, and finetune.variants must include {FULL}: "
+                         f"finetune.seeds {params.finetune.seeds}, and finetune.methods must include {FULL}: "
                          "Figure 2 (left) reads its all-blocks point from those finetune runs")
 
 

@@ -126,12 +126,12 @@ class PretrainParams(Section):
 class FinetuneParams(Section):
     """The paper: lr 6.25e-5, batch 32, 3 epochs, warmup 0.2 % then linear decay, λ 0.5, dropout 0.1."""
 
-    variants: list[str] = Field(min_length=1, description="Table 5's methods (gpt1/methods.py)")
+    methods: list[str] = Field(min_length=1, description="Table 5's methods (gpt1/methods.py)")
     seeds: list[Seed] = Field(min_length=1)
 
     _seeds_distinct = field_validator("seeds")(_distinct)
 
-    @field_validator("variants")
+    @field_validator("methods")
     @classmethod
     def _registered_methods(cls, names: list[str]) -> list[str]:
         if any(name not in METHODS for name in names) or len(set(names)) != len(names):
@@ -192,9 +192,9 @@ class Params(Section):
     def _analysis_fits(self) -> "Params":
         if not PretrainSchedule.of(self.pretrain, TRANSFORMER).pretrains and not self.pretrain.init_from:
             raise ValueError("pretrain.max_steps is 0 but pretrain.init_from is not set: nothing would be trained")
-        lstm_methods = [name for name in self.finetune.variants if METHODS[name].starts_from == LSTM]
+        lstm_methods = [name for name in self.finetune.methods if METHODS[name].starts_from == LSTM]
         if lstm_methods and unpretrained(self.pretrain, LSTM):
-            raise ValueError("finetune.variants lists lstm, but pretrain.max_steps is 0 (the Transformer's weights as "
+            raise ValueError("finetune.methods lists lstm, but pretrain.max_steps is 0 (the Transformer's weights as "
                              "init_from gives them) and the LSTM has no released weights: set pretrain.lstm.max_steps "
                              "to the updates it should train, or drop lstm (profiles/released.yaml does)")
         scored_tasks_fit(self)
@@ -203,7 +203,15 @@ class Params(Section):
         return self
 
 
+# Keys that an older params.yaml spells by their former name: the error says the new one.
+RENAMED = {"finetune.variants": "finetune.methods"}
+
+
 def _format_error(error: ValidationError, source: str) -> str:
+    for found in error.errors():
+        old = ".".join(str(part) for part in found["loc"])
+        if found["type"] == "extra_forbidden" and old in RENAMED:
+            return f"{source}: '{old}' is now called '{RENAMED[old]}'; rename the key"
     first = error.errors()[0]
     loc = first["loc"]
     if loc[:2] == ("data", "user_tasks") and len(loc) > 3 and loc[3] in FAMILY_TAGS:  # pydantic's union tag:

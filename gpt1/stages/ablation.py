@@ -133,7 +133,7 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
     comparison = against_baselines(mean, baselines, specs)
     with atomic_path(out_baselines_csv) as temporary:
         comparison.to_csv(temporary, index=False)
-    seeds_run = summary[summary.variant.isin(list(METHODS))]["seeds"].max()
+    seeds_run = summary[summary.method.isin(list(METHODS))]["seeds"].max()
     atomic_write_text(out_md, ablation_markdown(mean, std, intervals, comparison, specs, seeds_run, finetune_caps,
                                                 train_sizes, checks))
     log.info("ablation table:\n%s", mean.to_string())

@@ -3,9 +3,9 @@
 Reads `results/finetune/<method>/<task>/seed<seed>/metrics.json` for every task, method and seed in
 params.yaml (a task scored with another's models: inside that task's folder), `results/baselines.json`, and each
 task's spec (`data/tasks/<task>/task.json`: its primary metric). Writes
-- `results/scores.csv`: task, variant, seed, metric, value (one row per test metric per run; the `variant` column
-  holds the method, under the file's older name: gpt1/methods.py says why);
-- `results/scores_summary.csv`: task, variant, metric, mean, std, seeds (std: sample std, 0 for one run);
+- `results/scores.csv`: task, method, seed, metric, value (one row per test metric per run; a baseline's name is
+  its method);
+- `results/scores_summary.csv`: task, method, metric, mean, std, seeds (std: sample std, 0 for one run);
 - `results/metrics.json`: the handful of numbers `dvc exp show` declares as metrics, so that it reads at a glance:
   `average` {method: Table 5's avg column, the mean over tasks of each task's primary metric, 0-1} for every
   fine-tuning method scored on all tasks, then `full` {task: full's primary metric, mean over seeds}. Every other
@@ -34,7 +34,7 @@ from gpt1.eval.run_files import read_json, run_metrics
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ["task", "variant", "seed", "metric", "value"]
+COLUMNS = ["task", "method", "seed", "metric", "value"]
 
 
 def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
@@ -48,7 +48,7 @@ def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
         for name in BASELINES:
             for metric, value in baselines[task].get(name, {}).get("test", {}).items():
                 rows.append((task, name, params.seed, metric, value))
-        for method in params.finetune.variants:
+        for method in params.finetune.methods:
             for seed in params.finetune.seeds:
                 metrics = run_metrics(finetune_run(task, method, seed, results_dir, params.data.model_of(task)),
                                       f"`gpt1 finetune --method {method} --task {params.data.model_of(task) or task}`")
@@ -58,7 +58,7 @@ def collect_scores(params: Params, results_dir: Path) -> pd.DataFrame:
 
 def summarise(scores: pd.DataFrame) -> pd.DataFrame:
     """Mean and sample std over seeds per (task, method, metric), keeping the table's order."""
-    grouped = scores.groupby(["task", "variant", "metric"], sort=False)["value"]
+    grouped = scores.groupby(["task", "method", "metric"], sort=False)["value"]
     summary = grouped.agg(mean="mean", std="std", seeds="count").reset_index()
     summary["std"] = summary["std"].fillna(0.0)  # one run: no spread
     summary[["mean", "std"]] = summary[["mean", "std"]].round(DIGITS)
@@ -72,11 +72,11 @@ def primary_rows(summary: pd.DataFrame, specs: dict[str, TaskSpec]) -> pd.DataFr
 
 
 def task_averages(primary: pd.DataFrame) -> dict[str, float]:
-    """Per method, the mean over tasks of the `primary_rows`; only variants with a score on every task (the
+    """Per method, the mean over tasks of the `primary_rows`; only methods with a score on every task (the
     fine-tuned ones and the majority baseline), so no average is over fewer tasks than the others."""
     tasks = primary["task"].nunique()
     return {method: round(float(group["mean"].mean()), DIGITS)
-            for method, group in primary.groupby("variant", sort=False) if group["task"].nunique() == tasks}
+            for method, group in primary.groupby("method", sort=False) if group["task"].nunique() == tasks}
 
 
 # The method whose per-task scores `dvc exp show` lists (Table 5's first row, the paper's model).
@@ -89,7 +89,7 @@ def headline_metrics(summary: pd.DataFrame, specs: dict[str, TaskSpec], methods:
     primary = primary_rows(summary, specs)
     averages = task_averages(primary)
     headline: dict = {"average": {method: averages[method] for method in methods if method in averages}}
-    chosen = primary[primary["variant"] == HEADLINE_METHOD]
+    chosen = primary[primary["method"] == HEADLINE_METHOD]
     if not chosen.empty:
         headline[HEADLINE_METHOD] = {row.task: row.mean for row in chosen.itertuples(index=False)}
     return headline
@@ -105,9 +105,9 @@ def run(params: Params, results_dir: Path, tasks_dir: Path) -> pd.DataFrame:
     atomic_write_text(files.scores, scores.to_csv(index=False, float_format="%.6f"))
     atomic_write_text(files.scores_summary, summary.to_csv(index=False))  # every digit: the tables round it once
     specs = {task: TaskSpec.from_file(task_spec(task, tasks_dir)) for task in params.data.scored_tasks}
-    headline = headline_metrics(summary, specs, params.finetune.variants)
+    headline = headline_metrics(summary, specs, params.finetune.methods)
     atomic_write_text(files.evaluation_metrics, json.dumps(headline, indent=2) + "\n")
-    log.info("%d scores from %d runs and baselines", len(scores), scores.groupby(["task", "variant", "seed"]).ngroups)
+    log.info("%d scores from %d runs and baselines", len(scores), scores.groupby(["task", "method", "seed"]).ngroups)
     return summary
 
 

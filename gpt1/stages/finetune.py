@@ -17,8 +17,7 @@ ONE_OFF = layout.ONE_OFF / layout.FINETUNE
 
 
 def add_arguments(parser) -> None:
-    # --variant: the older name, which dvc.yaml's command keeps (gpt1/methods.py says why)
-    parser.add_argument("--method", "--variant", dest="method", choices=list(METHODS), required=True,
+    parser.add_argument("--method", dest="method", choices=list(METHODS), required=True,
                         help="a method of gpt1/methods.py")
     parser.add_argument("--task", required=True, help="a task of data.tasks (its tokens: `gpt1 encode-task`)")
     parser.add_argument("--seed", type=int, default=None,

@@ -68,9 +68,9 @@ def not_applicable(kind: str, reason: str, out_dir: Path, metrics_dir: Path) -> 
 
 
 def add_arguments(parser) -> None:
-    # --model: the older name, which dvc.yaml's commands keep (renaming it would change the stages' hashes); params'
-    # `model` is the Transformer's size, not a kind
-    parser.add_argument("--kind", "--model", dest="kind", choices=KINDS, required=True,
+    # not --model: params' `model` is the Transformer's size, and `--model` names a checkpoint file elsewhere
+    # (generate, export-weights)
+    parser.add_argument("--kind", dest="kind", choices=KINDS, required=True,
                         help="the language model to pretrain (gpt1/kinds.py)")
 
 

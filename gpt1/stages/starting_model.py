@@ -1,4 +1,4 @@
-"""Stage `starting-model`: the record of the weights one method of finetune.variants starts from
+"""Stage `starting-model`: the record of the weights one method of finetune.methods starts from
 (gpt1/train/starting_weights.py), data/starting_models/<method>.json."""
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser) -> None:
-    # --variant: the older name, which dvc.yaml's command keeps (gpt1/methods.py says why)
-    parser.add_argument("--method", "--variant", dest="method", choices=list(METHODS), required=True,
+    parser.add_argument("--method", dest="method", choices=list(METHODS), required=True,
                         help="a method of gpt1/methods.py")
 
 

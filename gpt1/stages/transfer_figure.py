@@ -51,4 +51,4 @@ def main(args, params: Params) -> None:
     run_transfer_curve(layout.RESULTS, layout.TASKS, analysis.transfer_curve_tasks,
                        schedule.curve_steps(analysis.transfer_curve_steps), schedule.updates,
                        analysis.layer_transfer_seeds, params.pretrain.tokens_per_update,
-                       with_zero=NO_PRETRAIN in params.finetune.variants)
+                       with_zero=NO_PRETRAIN in params.finetune.methods)

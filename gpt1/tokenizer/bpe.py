@@ -33,8 +33,18 @@ _BATCH = 256
 
 
 def _spacy_tokenizer():
-    from spacy.lang.en import English  # slow import: only when text is actually split
-
+    """spaCy's English tokenizer, imported only when text is actually split, and without torch: spaCy imports thinc,
+    which imports torch where it can (seconds, in every job and worker that splits text) and runs without it (its
+    ImportError fallback), while the tokenizer is rule-based. A None entry in sys.modules makes `import torch` raise
+    ImportError (Python's import system); it is removed again at once, so torch stays importable afterwards."""
+    hidden = "torch" not in sys.modules
+    if hidden:
+        sys.modules["torch"] = None
+    try:
+        from spacy.lang.en import English
+    finally:
+        if hidden and "torch" in sys.modules and sys.modules["torch"] is None:
+            del sys.modules["torch"]
     return English().tokenizer
 
 

@@ -517,7 +517,7 @@ def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: 
         f"- family: {spec.family}; target: {_target(spec)}; metrics: {list(spec.metrics)}",
         f"- stands for: {spec.stands_for or '-'} (source: {spec.source})", "",
         "## Model",
-        f"- variant: {card.method.name}: {card.method.meaning}",
+        f"- method: {card.method.name}: {card.method.meaning}",
         f"- kind: {card.model_kind}; {card.parameters:,} parameters with the task head; context {card.n_ctx} tokens",
         *([f"- fine-tuned as {card.model_of}'s run (on {card.model_of}'s training split); this task scores that "
             "model on its own dev and test splits"] if card.model_of else []),
@@ -529,7 +529,7 @@ def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: 
         "## Data", "| split | rows in file | rows used |", "|---|---|---|",
         *(f"| {split} | {data.full_sizes[split]} | {len(data.splits[split])} |" for split in SPLITS), "",
         f"Rows used: samples seeded by the project seed ({sample_seed}), kept in file order, the same for every "
-        "variant and seed (train: `max_train_examples`, dev/test: `max_eval_examples`).", "",
+        "method and seed (train: `max_train_examples`, dev/test: `max_eval_examples`).", "",
         "## Fine-tuning parameters (params.yaml `finetune:`)",
         f"- learning rate: {card.method.lr:g} (`{card.method.lr_key}`)",
         f"- `{json.dumps({name: getattr(finetune, name) for name in RUN_SETTINGS}, sort_keys=True)}`", "",
@@ -548,7 +548,7 @@ def _reproduce(card: RunCard) -> str:
     """A command that re-runs this seed alone: the CLI varies the transferred blocks or the starting checkpoint
     of `full` only, one at a time; anything else through the API."""
     if card.transfer_layers is None and card.pretrain_step is None:  # a scored-only task: its model's run writes it
-        return f"`gpt1 finetune --task {card.model_of or card.task} --variant {card.method.name} --seed {card.seed}`"
+        return f"`gpt1 finetune --task {card.model_of or card.task} --method {card.method.name} --seed {card.seed}`"
     if card.method.name == "full" and card.pretrain_step is None:
         return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
     if card.method.name == "full" and card.transfer_layers is None:

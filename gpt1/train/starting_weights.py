@@ -20,15 +20,14 @@ from gpt1.layout import pretrained_model, starting_model_record
 
 def record(method: str, starts_from: str | None, pretrain_dir: Path) -> dict:
     """What `method` starts from (`starts_from`, from its registry entry: a pretrained model's kind, or None for
-    random weights): {"variant", "starts_from": null} for random weights, else also the weights' path and sha256.
-    The record's key stays "variant", params.yaml's word (gpt1/methods.py says why)."""
+    random weights): {"method", "starts_from": null} for random weights, else also the weights' path and sha256."""
     if starts_from is None:
-        return {"variant": method, "starts_from": None}
+        return {"method": method, "starts_from": None}
     weights = pretrained_model(starts_from, pretrain_dir)
     if not weights.is_file():
         raise UserError(f"{weights} not found: {method!r} starts from the pretrained {starts_from}; run "
                         f"`gpt1 pretrain --kind {starts_from}` first")
-    return {"variant": method, "starts_from": starts_from, "weights": weights.as_posix(),
+    return {"method": method, "starts_from": starts_from, "weights": weights.as_posix(),
             "sha256": sha256_of(weights)}
 
 
