@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 LOCK := requirements/lock.txt
 
-.PHONY: install repro trial snakemake test test-cluster lock clean gpu-bundle gpu-check
+.PHONY: install repro trial snakemake test test-slow test-cluster lock clean gpu-bundle gpu-check
 
 $(BIN)/uv:
 	$(PYTHON) -m venv $(VENV)
@@ -52,11 +52,17 @@ trial: install
 	@echo "trial: Table 5 with its intervals in results/ablation.md; Figure 2 in results/layer_transfer.png," \
 	  "results/transfer_curve.png and results/zero_shot.png"
 
-# Two pytest-xdist workers: the end-to-end pipelines (mostly one process waiting on the next) run beside the unit
-# tests instead of after them; loadfile keeps a file's tests on one worker, so a module-scoped pipeline run happens
-# once; --no-loadscope-reorder keeps the order tests/conftest.py gives, the end-to-end files first.
+# The README's test command: the unit tests and the README's own route end to end (tests/test_pipeline.py, the tiny
+# profile through DVC). Two pytest-xdist workers: that pipeline (mostly one process waiting on the next) runs beside
+# the unit tests instead of after them; loadfile keeps a file's tests on one worker, so a module-scoped pipeline run
+# happens once; --no-loadscope-reorder keeps the order tests/conftest.py gives, the longest files first.
+PYTEST := pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 test: install
-	pytest -q -n 2 --dist loadfile --no-loadscope-reorder
+	$(PYTEST) -m "(not slow or readme_route) and not extended"
+
+# The rest of the slow tests, which CI runs too: the paper, released and user-data pipelines, resumption, DDP.
+test-slow: install
+	$(PYTEST) -m "(slow and not readme_route) or extended"
 
 # The cluster tests on a real one-node SLURM: installed with apt where missing (root), started with its state in a
 # fresh /tmp folder, stopped again by the pids it recorded, whatever the tests did.
@@ -79,7 +85,7 @@ gpu-check:
 # Only what the pipeline writes: data/'s own folders (gpt1/layout.py's DATA_FOLDERS, tests/test_layout.py keeps the
 # two in step), never another file in data/, and data/ itself only once it is empty.
 DATA_FOLDERS := data/raw data/corpus data/tasks data/bpe data/tokens data/pretrain data/starting_models \
-  data/task_tokens data/training_state data/user_files data/cache
+  data/task_tokens data/zero_shot data/training_state data/user_files data/cache
 
 clean:
 	rm -rf $(VENV) $(DATA_FOLDERS) logs dvclive .snakemake

@@ -29,7 +29,7 @@ OUTPUTS = ["results/ablation.csv", "results/scores.csv", "results/layer_transfer
            "results/layer_transfer_trend.csv", "results/zero_shot.csv", "results/transfer_curve.csv",
            "results/transfer_curve_trend.csv"]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.readme_route]  # `make test` runs it: the README's own route
 
 
 def _tiny_params() -> dict:
@@ -163,7 +163,7 @@ def independent_table5(repo: Path, tasks: list[str], methods: list[str], seeds: 
 
 def test_table5_cells_equal_an_independent_computation_from_the_predictions(dvc_repo):
     params = _tiny_params()
-    tasks, methods = params["data"]["tasks"], params["finetune"]["variants"]
+    tasks, methods = params["data"]["tasks"], params["finetune"]["methods"]
     table = pd.read_csv(dvc_repo / "results/ablation.csv", index_col="method")
     expected = independent_table5(dvc_repo, tasks, methods, params["finetune"]["seeds"])
     for task in tasks:
@@ -293,6 +293,7 @@ def _stages_run(output: str) -> set[str]:
     return {line.split("'")[1] for line in output.splitlines() if line.startswith("Running stage")}
 
 
+@pytest.mark.extended  # the README's sharing section, a second clone and remotes: `make test-slow` runs it
 def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dvc_repo, tmp_path):
     """README "Share a trained model": one machine runs and pushes to a DVC remote (a local folder here; S3, GCS,
     SSH take the same commands) and its commits to a git remote; a second clone pulls, has nothing to re-run, and
@@ -339,7 +340,7 @@ def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dv
     assert not any(name.startswith(("finetune@", "layer_transfer@", "transfer_curve@")) for name in changed), changed
     _run([dvc, "commit", "-f", "pretrain@lstm"], clone)  # take the changed weights as the stage's own
     assert _stages_run(_run([dvc, "repro", "--single-item", "starting_model"], clone)) == {
-        f"starting_model@{variant}" for variant in _tiny_params()["finetune"]["variants"]}
+        f"starting_model@{method}" for method in _tiny_params()["finetune"]["methods"]}
     changed = _changed_stages(_run([dvc, "status"], clone))
     assert {name for name in changed if name.startswith("finetune@")} == {
         f"finetune@lstm-{task}" for task in _tiny_params()["data"]["tasks"]}
@@ -349,6 +350,7 @@ def test_a_second_clone_pulls_the_trained_models_and_reruns_only_what_changed(dv
 PULLED: dict[str, Path] = {}  # the second clone, once an experiment ran there and came back with `dvc exp pull`
 
 
+@pytest.mark.extended  # reads the second clone's experiment
 def test_dvc_exp_show_only_changed_shows_the_changed_param_and_the_headline_metrics(dvc_repo):
     """After one `dvc exp run -S finetune.lr=...` (made in the second clone and pulled here)."""
     assert "clone" in PULLED, "needs the experiment of test_a_second_clone_pulls_the_trained_models_..."
@@ -369,6 +371,7 @@ def _test_predictions(repo: Path, method: str, task: str, seeds: list[int]) -> t
     return gold, by_seed
 
 
+@pytest.mark.extended  # reads the second clone's experiment
 def test_gpt1_compare_gives_the_interval_an_independent_computation_gives_and_touches_nothing(dvc_repo, tmp_path):
     """`gpt1 compare workspace higher-lr` reads the experiment from DVC's cache (pulled with it); its intervals are
     direct_bootstrap's (tests/test_compare.py) on the two sides' prediction files; an experiment against itself
@@ -382,7 +385,7 @@ def test_gpt1_compare_gives_the_interval_an_independent_computation_gives_and_to
     _run([str(BIN / "gpt1"), "compare", "workspace", "higher-lr", "--output", str(tmp_path / "lr.csv")], dvc_repo)
     table = pd.read_csv(tmp_path / "lr.csv")
     seeds = params["finetune"]["seeds"]
-    for method in params["finetune"]["variants"]:
+    for method in params["finetune"]["methods"]:
         tasks = {}
         for task in params["data"]["tasks"]:
             metric = json.loads((dvc_repo / "data/tasks" / task / "task.json").read_text())["metrics"][0]

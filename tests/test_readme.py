@@ -65,3 +65,23 @@ def test_the_trial_is_one_make_target_on_the_first_screen_and_its_measured_run_t
     record = json.loads((ROOT / "docs/measurements/trial.json").read_text())
     assert record["command"] == "make trial" and record["exit_status"] == 0 and record["wall_s"] <= 300, record
     assert record["machine"]["torch_capability"] == "AVX2"  # the class every time budget holds on
+
+
+def test_make_test_and_make_test_slow_split_the_tests_between_them():
+    """Every test runs under exactly one of the two targets CI runs, whatever its markers (the cluster tests skip
+    outside `make test-cluster`), and the README's route (tests/test_pipeline.py) is in the quick one."""
+    import itertools
+
+    from _pytest.mark.expression import Expression
+
+    makefile = (ROOT / "Makefile").read_text()
+    quick, slow = (Expression.compile(re.search(rf"^{target}: install\n\t\$\(PYTEST\) -m \"([^\"]+)\"", makefile,
+                                                re.MULTILINE).group(1)) for target in ("test", "test-slow"))
+    markers = ("slow", "readme_route", "extended", "cluster", "gpu")
+    for present in itertools.product((False, True), repeat=len(markers)):
+        def has(name: str, **_) -> bool:
+            return dict(zip(markers, present))[name]
+        assert quick.evaluate(has) != slow.evaluate(has), dict(zip(markers, present))
+    route = {"slow": True, "readme_route": True, "extended": False, "cluster": False, "gpu": False}
+    assert quick.evaluate(lambda name, **_: route[name])
+    assert "pytestmark = [pytest.mark.slow, pytest.mark.readme_route]" in (ROOT / "tests/test_pipeline.py").read_text()
