@@ -109,7 +109,7 @@ def test_every_command_got_the_profiles(paper_run):
     flags = " ".join(f"--profile {path}" for path in paper_run.profiles)
     # finetune (a job per method and task), a layer transfer, a curve run, an encoding per task, a record per method,
     # the rest
-    assert len(commands) == 4 * len(TASKS) + 1 + 1 + len(TASKS) + 4 + 14, sorted(commands)
+    assert len(commands) == 4 * len(TASKS) + 1 + 1 + len(TASKS) + 4 + 15, sorted(commands)
     assert all(command.startswith(f"gpt1 {flags} ") for command in commands), sorted(commands)
 
 
