@@ -1,7 +1,7 @@
 """`make gpu-check`: on a GPU machine with no network, from the folder `make gpu-bundle` made, in one command: the
 paper model's throughput beside transformers' (and the candidate settings for a faster step, with where the step's
 time goes), the GPU profile end to end through Snakemake to Table 5 with intervals, its fine-tuning rate chosen on
-dev first, the GPU tests, and Figure 2's left panels. One report (report.md and the report.json it is written from)
+dev first, the GPU tests, and Figure 2's panels. One report (report.md and the report.json it is written from)
 names every figure, the device and the versions.
 
 Each step runs under its own time limit and the report is rewritten after every step, so a step that fails or runs
