@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
 import tarfile
 from pathlib import Path
@@ -131,3 +132,20 @@ def test_the_sweep_never_writes_over_one_off_runs_it_did_not_make(tmp_path, monk
     check = gpu_check.Check(tmp_path / "bundle", tmp_path / "report", rehearsal=True, budget_seconds=600)
     with pytest.raises(SystemExit, match="fresh clone"):
         check.sweep()
+
+
+def test_the_report_carries_figure_2s_right_panel_and_its_computed_directions(tmp_path, monkeypatch):
+    """Zero-shot runs on the GPU machine from the bundle's candidates: the check copies its figure and tables into the
+    report, and report.md gives each heuristic's first and last score with the direction the trend table computed."""
+    monkeypatch.setattr(gpu_check, "ROOT", tmp_path)
+    (tmp_path / "results").mkdir()
+    for name in ("zero_shot.png", "zero_shot.csv", "zero_shot_trend.csv"):
+        shutil.copy(ROOT / "docs/results" / name, tmp_path / "results" / name)
+    check = gpu_check.Check(tmp_path / "bundle", tmp_path / "report", rehearsal=True, budget_seconds=60)
+    check.collect()
+    assert {"zero_shot.png", "zero_shot.csv", "zero_shot_trend.csv"} <= {path.name for path in check.report.iterdir()}
+    report = gpu_check.render(check.facts)
+    assert "## Zero-shot over pretraining" in report
+    assert "| transformer | social_iqa | 0.300 | 0.366 | +0.066 ± 0.041 | rises |" in report
+    assert "| lstm | agreement | 0.573 | 0.399 | -0.174 ± 0.061 | falls |" in report
+    assert "zeroshot" in gpu_check.GPU_RULES and "data/zero_shot" in gpu_bundle.DATA_FOLDERS
