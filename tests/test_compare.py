@@ -203,3 +203,16 @@ def test_a_revision_whose_outputs_are_not_cached_names_the_fix_this_repository_a
     with pytest.raises(UserError, match=r"fetch them with `dvc pull`"):
         with opened(tmp_path, ["HEAD"]):
             pass
+
+
+def test_a_side_whose_params_predate_the_methods_key_is_read_by_its_older_name(tmp_path):
+    """A revision from before `finetune.methods` calls the key `finetune.variants`; compare reads it as the same."""
+    skill = {"full": 0.7, "no_pretrain": 0.6}
+    new = Side("new", project(tmp_path / "new", skill))
+    old_root = project(tmp_path / "old", skill)
+    params = yaml.safe_load((old_root / "params.yaml").read_text())
+    params["finetune"]["variants"] = params["finetune"].pop("methods")
+    (old_root / "params.yaml").write_text(yaml.safe_dump(params))
+    old = Side("old", old_root)
+    assert old.order() == new.order()
+    assert compare.compare(old, new).equals(compare.compare(new, new))

@@ -306,3 +306,13 @@ def test_finetune_methods_must_be_registered_methods_named_once(raw, methods):
     with pytest.raises(UserError, match=r"bad value for 'finetune.methods'.*each a method of gpt1/methods.py, once: "
                                         r"full, no_pretrain, no_aux_lm, lstm"):
         parse_params(edited(raw, "finetune.methods", methods), "p")
+
+
+def test_the_methods_older_key_gets_one_line_naming_the_new_one(raw):
+    """A params.yaml written before `finetune.variants` became `finetune.methods` is told the new name, not just
+    "unknown key"."""
+    older = edited(raw, "finetune.variants", raw["finetune"]["methods"])
+    older = edited(older, "finetune.methods", delete=True)
+    with pytest.raises(UserError) as error:
+        parse_params(older, "params.yaml")
+    assert str(error.value) == "params.yaml: 'finetune.variants' is now called 'finetune.methods'; rename the key"

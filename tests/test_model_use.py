@@ -210,3 +210,22 @@ def test_predict_names_a_language_model_given_as_a_run(tmp_path):
     save_model(tiny_language_model(), tmp_path / "model.safetensors")
     with pytest.raises(UserError, match="not a fine-tuned task model .* use `gpt1 generate`"):
         predict.predictions(tmp_path, ["a film"], tmp_path / "bpe")
+
+
+def test_a_task_model_saved_under_the_methods_older_key_still_loads(kept_runs, tmp_path):  # noqa: F811
+    """Models kept before the method's key was renamed (`variant` in the run's metadata) load as they did."""
+    import dataclasses
+
+    from gpt1.model import safetensors_file
+    from gpt1.model.task_checkpoint import METADATA_KEY
+
+    task_model, described = load_task_model(kept_runs["social_iqa"] / "model.safetensors")
+    run = dataclasses.asdict(described)
+    run["variant"] = run.pop("method")
+    language_model = task_model.language_model
+    older = tmp_path / "older.safetensors"
+    safetensors_file.write(task_model, older, METADATA_KEY, {
+        "kind": language_model.kind, "config": dataclasses.asdict(language_model.config), "run": run})
+    reloaded, again = load_task_model(older)
+    assert again == described
+    assert all(torch.equal(a, b) for a, b in zip(reloaded.state_dict().values(), task_model.state_dict().values()))
