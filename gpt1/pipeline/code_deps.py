@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cache
 from pathlib import Path
+from typing import Callable
 
 PACKAGE = "gpt1"
 # Modules whose edits cannot change a stage's outputs, so stages do not list them and the walk stops at them:
@@ -43,23 +45,26 @@ def imports_of(root: Path, module: str) -> set[str]:
     return found
 
 
-def closure(root: Path, module: str) -> set[str]:
-    """`module` and every gpt1 module it reaches through imports, not walking through the NEUTRAL ones."""
+def closure(root: Path, module: str, imports: Callable[[str], set[str]] | None = None) -> set[str]:
+    """`module` and every gpt1 module it reaches through imports, not walking through the NEUTRAL ones. `imports`:
+    a module's imports (default: `imports_of`, parsing its file), so that a caller walking many stages parses each
+    module once."""
+    imports = imports or (lambda name: imports_of(root, name))
     seen, todo = set(), [module]
     while todo:
         current = todo.pop()
         if current not in seen:
             seen.add(current)
             if current not in NEUTRAL:
-                todo.extend(imports_of(root, current))
+                todo.extend(imports(current))
     return seen
 
 
-def code_of(root: Path, stage: str) -> list[str]:
+def code_of(root: Path, stage: str, imports: Callable[[str], set[str]] | None = None) -> list[str]:
     """The files dvc.yaml's stage `stage` (its module's name in gpt1/stages) depends on: its own module first, then
     the rest of its closure in path order."""
     own = f"stages.{stage}"
-    rest = sorted(str(source_of(Path(), module)) for module in closure(root, own) - NEUTRAL - {own})
+    rest = sorted(str(source_of(Path(), module)) for module in closure(root, own, imports) - NEUTRAL - {own})
     return [str(source_of(Path(), own)), *rest]
 
 
@@ -72,6 +77,7 @@ def rewrite(text: str, root: Path) -> str:
     dependencies; a stage without `deps:` gains one after its `cmd:`."""
     lines, out, stage, index = text.splitlines(keepends=True), [], None, 0
     in_stages = False
+    imports = cache(lambda module: imports_of(root, module))  # each module parsed once for every stage
     while index < len(lines):
         line = lines[index]
         if not line.startswith((" ", "\n", "#")):
@@ -82,23 +88,27 @@ def rewrite(text: str, root: Path) -> str:
         if in_stages and stage and stripped == "deps:":
             out.append(line)
             index += 1
-            indent = _item_indent(lines[index:], line[:len(line) - len(line.lstrip())])
+            indent = _item_indent(lines[index:], _indent(line))
             while index < len(lines) and _in_list(lines[index], indent):
                 item = _ITEM.match(lines[index])
                 if not (item and item.group(2).startswith(f"{PACKAGE}/")):
                     out.append(lines[index])  # a data dependency, or a comment among them
                 index += 1
-            out.extend(f"{indent}- {path}\n" for path in code_of(root, stage))
+            out.extend(f"{indent}- {path}\n" for path in code_of(root, stage, imports))
             stage = None  # one list per stage
             continue
         out.append(line)
         if in_stages and stage and stripped.startswith("cmd:") and not _has_deps(lines, index):
-            indent = line[:len(line) - len(line.lstrip())]
+            indent = _indent(line)
             out.append(f"{indent}deps:\n")
-            out.extend(f"{indent}  - {path}\n" for path in code_of(root, stage))
+            out.extend(f"{indent}  - {path}\n" for path in code_of(root, stage, imports))
             stage = None
         index += 1
     return "".join(out)
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
 
 
 def _item_indent(following: list[str], key_indent: str) -> str:
@@ -120,10 +130,10 @@ def _in_list(line: str, indent: str) -> bool:
 
 def _has_deps(lines: list[str], cmd_index: int) -> bool:
     """Whether the stage whose `cmd:` is at `cmd_index` has a `deps:` key (at the cmd's indentation)."""
-    indent = len(lines[cmd_index]) - len(lines[cmd_index].lstrip())
+    indent = len(_indent(lines[cmd_index]))
     for line in lines[cmd_index + 1:]:
         if line.strip() and not line.lstrip().startswith("#"):
-            depth = len(line) - len(line.lstrip())
+            depth = len(_indent(line))
             if depth < indent:
                 return False
             if depth == indent and line.strip() == "deps:":
