@@ -130,8 +130,19 @@ def test_a_padded_output_layer_and_the_step_breakdown_are_reported(tmp_path, mon
     assert split["device_idle_seconds"] is None  # a CPU is the device: there is nothing to wait on
     lines = capsys.readouterr().out.splitlines()
     assert "output layer padded to 64 rows" in lines[0] and "matrix products" in lines[1]
-    arguments = build_parser().parse_args(["benchmark", "--pad-vocab-to", "1", "--breakdown"])
-    assert (arguments.pad_vocab_to, arguments.breakdown) == (1, True)
+    # the wall time is the unprofiled step's (the profiler slows the host down)
+    assert split["wall_seconds"] == pytest.approx(result["batch"] * result["seq"] / result["gpt1"]["tokens_per_second"])
+    arguments = build_parser().parse_args(["benchmark", "--pad-vocab-to", "1", "--breakdown", "--bf16-layer-norm"])
+    assert (arguments.pad_vocab_to, arguments.breakdown, arguments.bf16_layer_norm) == (1, True, True)
+
+
+def test_bf16_layer_norm_outputs_are_a_setting_the_result_names(monkeypatch, capsys):
+    monkeypatch.setattr(benchmark, "matmul_throughput", lambda device, dtype: (2048, 2e11))
+    params = parse_params(tiny_raw_params())
+    result = benchmark.main(params, configs=["default"], batch=2, steps=1, warmup=1, rounds=1, device="cpu",
+                            vocab_size=50, dtype="bfloat16", reference=False, bf16_layer_norm=True)["default"]
+    assert result["layer_norm_output"] == "bf16"
+    assert "bf16 LayerNorm outputs" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("kernel, expected", [

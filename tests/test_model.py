@@ -253,3 +253,26 @@ def test_cpu_training_attention_equals_sdpa_when_nothing_is_dropped(monkeypatch)
     monkeypatch.setattr(model_module, "dropout", lambda tensor, p, training: tensor)
     spelled_out = block.train()(x)
     torch.testing.assert_close(spelled_out, block.eval()(x), atol=1e-5, rtol=1e-5)
+
+
+def test_bf16_layer_norm_outputs_change_only_the_dtype_under_autocast():
+    model, ids = tiny_gpt(), tokens()
+    targets = torch.roll(ids, -1, dims=1)
+    plain = model.hidden_states(ids)
+    model.keep_autocast_dtype_in_layer_norms()
+    torch.testing.assert_close(model.hidden_states(ids), plain, atol=0, rtol=0)  # without autocast: nothing changes
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        kept = model.hidden_states(ids)
+        model.keep_autocast_dtype_in_layer_norms(False)
+        autocast_fp32 = model.hidden_states(ids)
+    assert (kept.dtype, autocast_fp32.dtype) == (torch.bfloat16, torch.float32)
+    torch.testing.assert_close(kept.float(), autocast_fp32, atol=0.1, rtol=0.05)  # bf16 rounding, nothing more
+    model.keep_autocast_dtype_in_layer_norms()
+    model.train(), model.zero_grad()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(ids, targets)
+    loss.backward()
+    gain = model.h[0].ln_1.weight
+    assert gain.dtype == gain.grad.dtype == torch.float32
+    assert torch.isfinite(gain.grad).all() and gain.grad.abs().sum() > 0
+    assert set(model.state_dict()) == set(tiny_gpt().state_dict())  # the same weights, the same names

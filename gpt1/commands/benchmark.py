@@ -101,14 +101,14 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
                   rounds: int = 5, device: str = "cpu", compile: bool = False, seed: int = 0,
                   threads: int | None = None, dtype: str = "auto", compile_mode: str | None = None,
                   lm_loss: str = "chunked", reference: bool = True, deterministic: bool = True,
-                  pad_vocab_to: int | None = None, breakdown: bool = False) -> dict:
+                  pad_vocab_to: int | None = None, breakdown: bool = False, bf16_layer_norm: bool = False) -> dict:
     """Tokens/s of one training step for both models; `ratio` > 1 means ours is faster. `threads` sets
     torch's CPU thread count for both (default: leave it as it is); `dtype` bfloat16 runs both under bf16
     autocast (auto: on CUDA only). The candidates for a faster step: `compile_mode` (torch.compile's mode,
     e.g. max-autotune-no-cudagraphs, or reduce-overhead for CUDA graphs; compiles), `lm_loss` (our model's LM loss,
     gpt1/model/lm_loss.py), `deterministic` False (CUDA's non-deterministic kernels allowed, which training on a
-    device does not allow: gpt1.train.precision.deterministic). `reference` False times our model alone (ratio
-    None)."""
+    device does not allow: gpt1.train.precision.deterministic), `bf16_layer_norm` (gpt1.model.lm.LayerNorm's
+    keeps_autocast_dtype). `reference` False times our model alone (ratio None)."""
     compile = compile or compile_mode is not None
     device_ = precision.resolve_device(device, key="--device")
     if not deterministic:
@@ -129,6 +129,7 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     models = {"gpt1": GPT1(config).to(device_).train()}
     models["gpt1"].lm_loss_kind = checked_lm_loss_kind(lm_loss)
     models["gpt1"].pad_vocab_to = pad_vocab_to
+    models["gpt1"].keep_autocast_dtype_in_layer_norms(bf16_layer_norm)
     output_rows = models["gpt1"].output_weight().shape[0]
     if reference:
         models["transformers"] = build_reference(config).to(device_).train()
@@ -151,7 +152,8 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     result: dict = {"config": {**config.__dict__}, "batch": batch, "seq": seq, "steps": steps, "rounds": rounds,
                     "device": str(device_), "device_name": device_name(device_), "threads": torch.get_num_threads(),
                     "compile": compile, "compile_mode": compile_mode, "lm_loss": lm_loss,
-                    "deterministic": deterministic,
+                    "deterministic": deterministic, "layer_norm_output": "bf16" if bf16 and bf16_layer_norm else
+                    "fp32",
                     "output_rows": output_rows,
                     "precision": "bf16 autocast" if bf16 else "fp32",
                     "cpu_capability": cpu_capability(), "matmul": {"size": size, "tflops": matmul_flops / 1e12},
@@ -168,7 +170,8 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     if breakdown:
         from gpt1.commands.step_profile import step_breakdown
 
-        result["breakdown"] = step_breakdown(steps_by_name["gpt1"], device_)
+        step_seconds = statistics.median(seconds["gpt1"]) / steps
+        result["breakdown"] = step_breakdown(steps_by_name["gpt1"], device_, step_seconds=step_seconds)
     result["ratio"] = (result["gpt1"]["tokens_per_second"] / result["transformers"]["tokens_per_second"]
                        if reference else None)
     return result
@@ -237,6 +240,7 @@ def format_result(name: str, result: dict) -> str:
     line = (f"{name}: L{result['config']['n_layer']} d{result['config']['d_model']} T{result['seq']} "
             f"B{result['batch']} {result['precision']} {how}, {result.get('lm_loss', 'chunked')} LM loss"
             f"{'' if result.get('deterministic', True) else ', non-deterministic kernels'}"
+            f"{', bf16 LayerNorm outputs' if result.get('layer_norm_output') == 'bf16' else ''}"
             f"{'' if result.get('output_rows') in (None, result['config']['vocab_size']) else ', output layer padded to ' + format(result['output_rows'], ',') + ' rows'}, on "
             f"{result['device']} ({result['threads']} threads): gpt1 {ours['tokens_per_second']:,.0f} tok/s")
     if reference is not None:
@@ -261,7 +265,7 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
          vocab_size: int | None = None, output=None, threads: int | None = None, dtype: str = "auto",
          compile_mode: str | None = None, lm_loss: str = "chunked", reference: bool = True,
          deterministic: bool = True, pad_vocab_to: int | None = None, breakdown: bool = False,
-         dropout: float | None = None) -> dict:
+         dropout: float | None = None, bf16_layer_norm: bool = False) -> dict:
     """What `gpt1 benchmark` runs: every named config (CONFIG_NAMES; none named: default and mid, or paper on
     CUDA), printed and returned as a dict. `dropout` replaces the config's three dropout rates (what they cost)."""
     if pad_vocab_to is not None and pad_vocab_to < 1:
@@ -278,7 +282,8 @@ def main(params, configs: list[str] | None = None, batch: int | None = None, ste
         results[name] = run_benchmark(config, micro_batch, config.n_positions, steps, warmup, rounds,
                                       device=device, compile=compile, threads=threads, dtype=dtype,
                                       compile_mode=compile_mode, lm_loss=lm_loss, reference=reference,
-                                      deterministic=deterministic, pad_vocab_to=pad_vocab_to, breakdown=breakdown)
+                                      deterministic=deterministic, pad_vocab_to=pad_vocab_to, breakdown=breakdown,
+                                      bf16_layer_norm=bf16_layer_norm)
         print(format_result(name, results[name]), flush=True)
         if breakdown:
             from gpt1.commands.step_profile import format_breakdown

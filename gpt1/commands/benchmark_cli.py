@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--breakdown", action="store_true",
                         help="also profile our step: its time in matrix products, attention, optimizer, copies, the "
                         "rest")
+    parser.add_argument("--bf16-layer-norm", action="store_true",
+                        help="our LayerNorms return bf16 under bf16 autocast (statistics still in fp32), so the "
+                        "residual stream between blocks is bf16, not fp32")
     parser.add_argument("--dropout", type=float, default=None,
                         help="every dropout rate of both models (default: the config's; 0 measures what dropout costs)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads for both models")
@@ -50,4 +53,5 @@ def main(args, params) -> None:
                    device=args.device, compile=args.compile, threads=args.threads, dtype=args.dtype,
                    output=args.output, compile_mode=args.compile_mode, lm_loss=args.lm_loss,
                    reference=args.reference, deterministic=args.deterministic, pad_vocab_to=args.pad_vocab_to,
-                   breakdown=args.breakdown, dropout=args.dropout)
+                   breakdown=args.breakdown, dropout=args.dropout,
+                   bf16_layer_norm=args.bf16_layer_norm)

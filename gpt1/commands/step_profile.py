@@ -1,7 +1,9 @@
 """Where a training step's time goes: torch.profiler over a few steps, its device time split into matrix products,
 attention, the optimizer (with gradient clipping), copies, and the rest (elementwise kernels and reductions: layer
 norm, GELU, dropout, softmax, the loss), beside the step's wall time, whose remainder is the device waiting on the
-host (launches, the data). On CUDA it sums the kernels' own time; on a CPU, each operator's self time.
+host (launches, the data). On CUDA it sums the kernels' own time; on a CPU, each operator's self time. The wall time
+is the caller's unprofiled step where given: recording every operator slows the host, so a profiled step's own
+wall time would count that slowdown as the device waiting.
 
 The split is by kernel name, which differs between cuBLAS, compiled (Triton) and eager kernels: the names matched
 are in CATEGORIES, and every kernel not matched counts as the rest.
@@ -35,8 +37,10 @@ def category(name: str) -> str:
     return OTHER
 
 
-def step_breakdown(step: Callable[[], None], device: torch.device, steps: int = 3) -> dict:
-    """Seconds per step in each category (plus `wall` and `device_idle`), and the ten costliest kernels."""
+def step_breakdown(step: Callable[[], None], device: torch.device, steps: int = 3,
+                   step_seconds: float | None = None) -> dict:
+    """Seconds per step in each category (plus `wall` and `device_idle`), and the ten costliest kernels.
+    `step_seconds`: the step's time measured without the profiler (the wall time; else the profiled one)."""
     on_cuda = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_cuda else [])
     if on_cuda:
@@ -47,7 +51,8 @@ def step_breakdown(step: Callable[[], None], device: torch.device, steps: int = 
             step()
         if on_cuda:
             torch.cuda.synchronize()
-    wall = (time.perf_counter() - started) / steps
+    profiled = (time.perf_counter() - started) / steps
+    wall = step_seconds if step_seconds is not None else profiled
     totals: dict[str, float] = {label: 0.0 for label, _ in CATEGORIES} | {OTHER: 0.0}
     kernels: dict[str, float] = {}
     for event in profiler.key_averages():
@@ -62,7 +67,7 @@ def step_breakdown(step: Callable[[], None], device: torch.device, steps: int = 
         totals[category(event.key)] += seconds
         kernels[event.key] = kernels.get(event.key, 0.0) + seconds
     busy = sum(totals.values())
-    return {"steps": steps, "wall_seconds": wall, "seconds": totals, "busy_seconds": busy,
+    return {"steps": steps, "wall_seconds": wall, "profiled_wall_seconds": profiled, "seconds": totals, "busy_seconds": busy,
             "device_idle_seconds": max(0.0, wall - busy) if on_cuda else None,
             "share_of_wall": {label: value / wall for label, value in totals.items()},
             "costliest": [{"name": name[:120], "seconds": seconds}

@@ -143,6 +143,27 @@ class LanguageModel(nn.Module):
         self.config.vocab_size = new_vocab_size
 
 
+class LayerNorm(nn.LayerNorm):
+    """nn.LayerNorm, which under autocast may also return autocast's dtype (`keeps_autocast_dtype`).
+
+    Autocast runs layer_norm in fp32 and returns fp32, so the residual stream of a post-LN block (the LayerNorms'
+    outputs) travels between blocks, and its gradient back, at twice the bytes of the bf16 that every matrix product
+    reads it in. With `keeps_autocast_dtype` the normalisation still accumulates its statistics in fp32 (inside the
+    kernel), and only its output is rounded to the autocast dtype. Off by default; without autocast it changes
+    nothing."""
+
+    keeps_autocast_dtype = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        device_type = x.device.type
+        if not (self.keeps_autocast_dtype and torch.is_autocast_enabled(device_type)):
+            return super().forward(x)
+        dtype = torch.get_autocast_dtype(device_type)
+        with torch.autocast(device_type, enabled=False):
+            return F.layer_norm(x.to(dtype), self.normalized_shape, self.weight.to(dtype), self.bias.to(dtype),
+                                self.eps)
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
@@ -189,9 +210,9 @@ class Block(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.attn = CausalSelfAttention(config)
-        self.ln_1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.ln_1 = LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.mlp = MLP(config)
-        self.ln_2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.ln_2 = LayerNorm(config.d_model, eps=config.layer_norm_eps)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.ln_1(x + self.attn(x))
@@ -234,6 +255,13 @@ class GPT1(LanguageModel):
 
     def output_features(self, hidden_states: torch.Tensor) -> torch.Tensor:
         return hidden_states
+
+    def keep_autocast_dtype_in_layer_norms(self, keep: bool = True) -> None:
+        """Whether the LayerNorms return autocast's dtype (LayerNorm.keeps_autocast_dtype); not part of the config:
+        no checkpoint records it."""
+        for module in self.modules():
+            if isinstance(module, LayerNorm):
+                module.keeps_autocast_dtype = keep
 
 
 class LSTMLanguageModel(LanguageModel):
