@@ -1,8 +1,9 @@
 """Where the pipeline keeps what it writes: every stage, the analysis and the logs build their paths here.
 
-dvc.yaml spells the same paths for DVC (which cannot call Python); tests/test_dag.py checks that the outputs
-it declares are the ones built here, for every profile. Library functions take paths as arguments: only
-stages (and the CLI) call these with the pipeline's roots.
+The stage table (gpt1/pipeline/stage_table.py) writes dvc.yaml's paths with these functions over DVC's placeholders
+(`${item.task}`); tests/test_dag.py checks that every job's resolved paths are the ones built here from its own
+values, for every profile. Library functions take paths as arguments: only stages (and the CLI) call these with the
+pipeline's roots.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""dvc.yaml is the one declaration of the DAG: gpt1/pipeline/dag.py resolves it as DVC does, the Snakefile's rules are
-built from that resolution, and each stage depends on exactly the code it imports."""
+"""The stage table is the one declaration of the DAG: dvc.yaml is generated from its rows (each stage depending on
+exactly the code it imports), gpt1/pipeline/dag.py resolves dvc.yaml as DVC does, and the Snakefile's rules are built
+from that resolution."""
 
 import json
 import shutil
@@ -45,35 +46,40 @@ def test_our_resolution_is_dvcs(profile, tmp_path):
         assert frozenset(_as_json(dag.lookup(params, key)) for key in stage.params) == view.params, name
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_every_output_dvc_declares_is_one_gpt1_layout_builds(profile):
-    """dvc.yaml spells the outputs for DVC; the stages write them where gpt1/layout.py says, and each row of the stage
-    table names its stage's outputs from there: stage by stage, the two agree, whole."""
+def _job_paths():
+    """{stage: its job's values -> (every data/ path the job reads, or None where not checked; outputs it declares)},
+    from gpt1/layout.py given the values themselves, as the stages' modules call it."""
     from gpt1 import layout
-    from gpt1.pipeline.stage_table import STAGES, command_of, module_name
+    from gpt1.kinds import TRANSFORMER
 
-    params = composed(profile)
-    data = params["data"]
-    stages = dag.resolve(ROOT / "dvc.yaml", params)
-    declared = {module_name(command): set() for command in STAGES}
-    for stage in stages:
-        declared.setdefault(stage.declared, set()).update(stage.outs)
-    for name, outs in declared.items():
-        spec = STAGES.get(command_of(name))
-        built = {str(path) for path in spec.outputs(params)} if spec else set()
-        unnamed, undeclared = sorted(outs - built), sorted(built - outs)
-        assert not unnamed, (f"stage '{name}' ({profile}): dvc.yaml declares {unnamed}, which its row in "
-                             "gpt1/pipeline/stage_table.py does not name (`outputs`, built with gpt1/layout.py)")
-        assert not undeclared, f"stage '{name}' ({profile}): its row names {undeclared}, which dvc.yaml does not declare"
-    for stage in stages:  # a fine-tuning job reads its own task's tokens and its own method's weights (by record);
-        if stage.name.startswith("finetune@"):  # a layer-transfer or curve job its own task's tokens
-            method, task = next((method, task) for method in params["finetune"]["methods"] for task in data["tasks"]
-                                if stage.name == f"finetune@{method}-{task}")
-            assert [dep for dep in stage.deps if dep.startswith("data/")] == [
-                str(layout.task_tokens(task)), str(layout.starting_model_record(method))], stage.name
-        if stage.name.startswith(("layer_transfer@", "transfer_curve@")):
-            task = stage.name.split("@")[1]
-            assert str(layout.task_tokens(task)) in stage.deps, stage.name
+    return {"encode_task": lambda task: (None, [layout.task_tokens(task)]),
+            "pretrain": lambda key: (None, [layout.pretrained_model(key), layout.pretraining_checkpoints(key),
+                                            layout.pretraining_headline(key)]),
+            "starting_model": lambda method: (None, [layout.starting_model_record(method)]),
+            "finetune": lambda method, task: ([layout.task_tokens(task), layout.starting_model_record(method)],
+                                              [layout.finetune_runs(task, method)]),
+            "layer_transfer": lambda task: ([layout.task_tokens(task), layout.pretrained_model(TRANSFORMER)],
+                                            [layout.layer_transfer_task(task)]),
+            "transfer_curve": lambda task: ([layout.task_tokens(task), layout.pretraining_checkpoints(TRANSFORMER)],
+                                            [layout.transfer_curve_task(task)])}
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_each_job_reads_and_writes_where_gpt1_layout_puts_its_own_values(profile):
+    """A row builds its paths by handing gpt1/layout.py DVC's placeholders (`${item.task}`); resolved for a job, they
+    must be the paths the same functions give for the job's values, where its command writes and reads: a fine-tuning
+    job reads only its own task's tokens and its own method's weights (by their record), never another job's."""
+    paths, checked = _job_paths(), 0
+    for template in dag.templates(ROOT / "dvc.yaml", composed(profile)):
+        if template.name not in paths:
+            continue
+        for values, stage in template.instances.items():
+            reads, writes = paths[template.name](*values)
+            data = [dep for dep in stage.deps if dep.startswith("data/")]
+            assert reads is None or data == [str(path) for path in reads], (stage.name, data)
+            assert all(str(path) in stage.outs for path in writes), (stage.name, stage.outs)
+            checked += 1
+    assert checked > len(paths)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -122,47 +128,19 @@ def test_snakemake_refuses_config_overrides_that_the_commands_would_not_see():
                 config={"seed": 3}), snakefile=ROOT / "workflow" / "Snakefile", workdir=ROOT).dag()
 
 
-def test_dvc_yaml_lists_the_code_each_stage_imports_as_derived():
-    """Editing a module that a stage runs must re-run the stage, and only those modules are listed: the lists are
-    written by `python -m gpt1.pipeline.generated` (gpt1/pipeline/code_deps.py), never by hand."""
-    from gpt1.pipeline import code_deps, generated
+def test_dvc_yaml_is_what_the_stage_table_gives():
+    """dvc.yaml is written from gpt1/pipeline/stage_table.py's rows, each stage's code dependencies derived from its
+    imports (so editing a module that a stage runs re-runs the stage): never by hand."""
+    from gpt1.pipeline import generated
 
-    text = (ROOT / "dvc.yaml").read_text(encoding="utf-8")
-    assert code_deps.rewrite(text, ROOT) == text, f"dvc.yaml's code dependencies are stale: run `{generated.REGENERATE}`"
-    for stage in dag.resolve(ROOT / "dvc.yaml", composed("default")):
-        expected = {str(code_deps.source_of(Path(), module))
-                    for module in closure(stage_module(stage)) - code_deps.NEUTRAL}
-        assert {dep for dep in stage.deps if dep.startswith("gpt1/")} == expected, stage.name
-
-
-def test_the_derived_code_dependencies_follow_an_edit_and_keep_the_rest(tmp_path):
-    """In a copy of gpt1/, a stage that gains an import gains the module's file and every file behind it; a stage
-    entry without `deps:` gains one after its command; data dependencies and comments stay where they were."""
-    from gpt1.pipeline import code_deps
-
-    shutil.copytree(ROOT / "gpt1", tmp_path / "gpt1", ignore=shutil.ignore_patterns("__pycache__"))
-    baselines = tmp_path / "gpt1/stages/baselines.py"
-    baselines.write_text("from gpt1.tokenizer import bpe\n" + baselines.read_text())
-    text = ("stages:\n  baselines:\n    cmd: gpt1 baselines\n    deps:\n      - data/tasks  # why\n"
-            "      # a comment among them\n      - gpt1/stages/baselines.py\n      - gpt1/gone.py\n"
-            "    params:\n      - seed\n  bpe:\n    cmd: gpt1 bpe\n    outs:\n      - data/bpe\n")
-    written = code_deps.rewrite(text, tmp_path)
-    listed = [line.strip()[2:] for line in written.splitlines() if line.strip().startswith("- gpt1/")]
-    assert written.startswith("stages:\n  baselines:\n    cmd: gpt1 baselines\n    deps:\n      - data/tasks  # why\n"
-                              "      # a comment among them\n      - gpt1/stages/baselines.py\n")
-    assert "gpt1/gone.py" not in written and "gpt1/tokenizer/bpe.py" in listed
-    assert "    params:\n      - seed\n  bpe:\n    cmd: gpt1 bpe\n    deps:\n      - gpt1/stages/bpe.py\n" in written
-    assert written.endswith("    outs:\n      - data/bpe\n") and code_deps.rewrite(written, tmp_path) == written
+    written = (ROOT / "dvc.yaml").read_text(encoding="utf-8")
+    assert generated.dvc_yaml_text(ROOT) == written, f"dvc.yaml is stale: run `{generated.REGENERATE}`"
 
 
 def closure(module: str) -> set[str]:
     from gpt1.pipeline import code_deps
 
     return code_deps.closure(ROOT, module)
-
-
-def stage_module(stage: dag.Stage) -> str:
-    return "stages." + stage.verb.replace("-", "_")
 
 
 def test_the_import_walk_sees_late_imports_and_the_neutral_modules_exist():
@@ -263,51 +241,58 @@ def test_the_generated_docs_are_what_dvc_yaml_and_the_stage_table_give(page):
     assert written == part, f"{page} is stale: run `{generated.REGENERATE}`"
 
 
-def test_every_dvc_stage_has_one_row_in_the_stage_table_and_each_row_a_stage():
-    from gpt1.pipeline.stage_table import STAGES, module_name
-
-    declared = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    assert {module_name(command) for command in STAGES} == set(declared)
 
 
-def test_a_new_stage_is_a_module_a_table_row_and_a_dvc_yaml_entry(tmp_path):
-    """In a copy of the project, a stage added with only its module, its row in gpt1/pipeline/stage_table.py and its dvc.yaml
-    entry (command, params, outputs; its code dependencies derived) runs through the CLI (with its own log) and is planned by Snakemake with its log and threads. Its name is
-    one no real stage would take, so the copy gains a stage rather than replacing one."""
+def test_a_new_stage_is_its_module_and_one_row(tmp_path):
+    """In a copy of the project, a stage added by two files alone, its module and its row in
+    gpt1/pipeline/stage_table.py, gets its dvc.yaml entry from `python -m gpt1.pipeline.generated` (its command, data
+    dependencies, the code it imports and all behind that, its params and outputs; every other entry as it was) and
+    its row in docs/pipeline.md; Snakemake plans it with its log and threads, and the CLI runs it with its own log. Its
+    name is one no real stage would take, so the copy gains a stage rather than replacing one."""
+    import os
     import subprocess
     import sys
 
-    from gpt1.pipeline import code_deps
-
     for name in ("gpt1", "workflow", "profiles"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("params.yaml", "dvc.yaml"):
+    (tmp_path / "docs").mkdir()
+    for name in ("params.yaml", "dvc.yaml", "README.md", "docs/pipeline.md"):
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "gpt1/stages/example_stage.py").write_text(
-        '"""Stage `example-stage`: the project seed."""\n\n'
-        "from pathlib import Path\n\n\n"
+        '"""Stage `example-stage`: the project seed (it imports the BPE, so its entry lists the BPE\'s code)."""\n\n'
+        "from pathlib import Path\n\n"
+        "from gpt1.tokenizer import bpe\n\n\n"
         "def main(args, params) -> None:\n"
         "    Path('results').mkdir(exist_ok=True)\n"
         "    Path('results/example_stage.txt').write_text(str(params.seed))\n")
     table = tmp_path / "gpt1/pipeline/stage_table.py"
-    table.write_text(table.read_text().replace(
-        "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n",
-        "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n"
-        '    "example-stage": StageSpec("write the seed", work="text", report="Corpus",\n'
-        '                               outputs=lambda params: [layout.RESULTS / "example_stage.txt"]),\n'))
-    declared = yaml.safe_load((tmp_path / "dvc.yaml").read_text())
-    declared["stages"]["example_stage"] = {"cmd": "gpt1 example-stage", "params": ["seed"],
-                                           "outs": [{"results/example_stage.txt": {"cache": False}}]}
-    (tmp_path / "dvc.yaml").write_text(code_deps.rewrite(yaml.safe_dump(declared, sort_keys=False), tmp_path))
-    assert dag.templates(tmp_path / "dvc.yaml", composed("default"))  # still DVC's shape
-    environment = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
-    plan = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "3", "results/example_stage.txt"],
-                          cwd=tmp_path, env=environment, capture_output=True, text=True)
-    assert plan.returncode == 0, plan.stderr + plan.stdout
-    assert "rule example_stage:" in plan.stdout and "log: logs/example-stage.log" in plan.stdout
-    assert "threads: 3" in plan.stdout  # text work: every core
-    run = subprocess.run([sys.executable, "-m", "gpt1.cli", "example-stage"], cwd=tmp_path, env=environment,
-                         capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
+    opening = "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n"
+    table.write_text(table.read_text().replace(opening, opening + (
+        '    "example-stage": StageSpec("write the seed", work="text", report="Corpus", why="An example.",\n'
+        '                               deps=(layout.TASKS,), params=("seed",),\n'
+        '                               outputs=(Out(layout.RESULTS / "example_stage.txt", cache=False),)),\n')))
+    environment = {**os.environ, "PYTHONPATH": str(tmp_path)}
+
+    def run(*command: str) -> str:
+        done = subprocess.run([sys.executable, "-m", *command], cwd=tmp_path, env=environment, capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stderr + done.stdout
+        return done.stdout
+
+    run("gpt1.pipeline.generated")
+    text = (tmp_path / "dvc.yaml").read_text()
+    assert "  example_stage:\n    # An example.\n    desc: write the seed\n    cmd: gpt1 example-stage\n" in text
+    stages = yaml.safe_load(text)["stages"]
+    entry = stages.pop("example_stage")
+    assert entry["deps"][:2] == ["data/tasks", "gpt1/stages/example_stage.py"]
+    assert {"gpt1/tokenizer/bpe.py", "gpt1/data/cleanup.py"} <= set(entry["deps"])  # what it imports, and behind
+    assert entry["params"] == ["seed"] and entry["outs"] == [{"results/example_stage.txt": {"cache": False}}]
+    assert stages == yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    assert "| example_stage | 1 | `gpt1 example-stage` | write the seed | `data/tasks/` |" in (
+        tmp_path / "docs/pipeline.md").read_text()
+    plan = run("snakemake", "-n", "--cores", "3", "results/example_stage.txt")
+    assert "rule example_stage:" in plan and "log: logs/example-stage.log" in plan
+    assert "threads: 3" in plan.split("rule example_stage:")[1].split("\nrule ")[0]  # text work: every core
+    run("gpt1.cli", "example-stage")
     assert (tmp_path / "results/example_stage.txt").read_text() == "1234"
     assert (tmp_path / "logs/example-stage.log").is_file()

@@ -1,7 +1,7 @@
 """The pipeline's stages as dvc.yaml declares them, resolved for a set of parameters.
 
-dvc.yaml is the one declaration of the DAG: DVC reads it itself, and workflow/Snakefile builds one rule per
-resolved stage from this module, so the two tools cannot drift apart. Resolution follows DVC's rules for
+dvc.yaml (written from gpt1/pipeline/stage_table.py) is the DAG as DVC reads it, and workflow/Snakefile builds one
+rule per resolved stage from this module, so the two tools cannot drift apart. Resolution follows DVC's rules for
 the parts dvc.yaml uses: `foreach` over a mapping (`${key}`, `${item}`), `matrix` (`${item.<name>}`,
 stages named `<stage>@<value>-<value>`), `${dotted.param}` from the parameters (a whole-string reference
 keeps the value's type, e.g. a list for a matrix), and outputs under `outs`, `metrics` and `plots`.
@@ -186,7 +186,8 @@ def templates(dvc_yaml: Path | str, params: dict) -> list[Template]:
             command = command.replace(f"{{{wildcard}}}", f"{{wildcards.{wildcard}}}")
         instances = dict(_instances(name, body, params))
         param_names = tuple(re.sub(r"\W", "_", key.replace(".", "__")).strip("_") for key in pattern.params)
-        result.append(Template(name, command, pattern.deps, pattern.outs, pattern.kept, param_names, wildcards, instances))
+        result.append(Template(name, command, pattern.deps, pattern.outs, pattern.kept, param_names, wildcards,
+                               instances))
     return result
 
 

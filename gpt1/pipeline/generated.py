@@ -1,8 +1,9 @@
-"""What is derived rather than kept by hand, so that it cannot drift: each dvc.yaml stage's code dependencies, from
-its imports (gpt1/pipeline/code_deps.py), then the documentation drawn from dvc.yaml and the stage table for the
-default params: the README's Mermaid drawing of the DAG (`dag.drawing`) and docs/pipeline.md's table of stages
-(`dag.stage_table_markdown`). `python -m gpt1.pipeline.generated` rewrites all three in place; tests/test_dag.py fails
-while any differs from what it would write.
+"""What is derived rather than kept by hand, so that it cannot drift: dvc.yaml, from the rows of
+gpt1/pipeline/stage_table.py and each stage's imports (gpt1/pipeline/dvc_yaml.py, gpt1/pipeline/code_deps.py), then
+the documentation drawn from dvc.yaml and the stage table for the default params: the README's Mermaid drawing of the
+DAG (`dag.drawing`) and docs/pipeline.md's table of stages (`dag.stage_table_markdown`).
+`python -m gpt1.pipeline.generated` rewrites all three in place; tests/test_dag.py fails while any differs from what
+it would write.
 """
 
 from __future__ import annotations
@@ -12,22 +13,32 @@ from pathlib import Path
 import yaml
 
 from gpt1.files.atomic import write_text_if_changed
-from gpt1.pipeline import code_deps, dag
+from gpt1.pipeline import dag, dvc_yaml
 
 REGENERATE = "python -m gpt1.pipeline.generated"
-# Each generated part sits between two markers; the rest of the page is prose, written by hand and kept as it is.
+DVC_YAML_HEADER = (
+    "# Generated from gpt1/pipeline/stage_table.py, a row per stage, each with the gpt1 modules its stage imports as\n"
+    f"# code dependencies (gpt1/pipeline/code_deps.py): edit the rows, then run `{REGENERATE}`.\n"
+    "# DVC runs it as it is; workflow/Snakefile builds one Snakemake rule per stage from it (gpt1/pipeline/dag.py\n"
+    "# resolves foreach/matrix and ${...} as DVC does; tests/test_dag.py checks both).\n")
+# Each generated part of a page sits between two markers; the rest of the page is prose, written by hand and kept.
 DRAWING = ("```mermaid\n", "```")
-STAGE_TABLE = ("<!-- generated from dvc.yaml and gpt1/pipeline/stage_table.py: edit those, then run "
-               f"`{REGENERATE}` -->\n", "<!-- end of the generated table -->\n")
+STAGE_TABLE = (f"<!-- generated from gpt1/pipeline/stage_table.py: edit it, then run `{REGENERATE}` -->\n",
+               "<!-- end of the generated table -->\n")
+
+
+def dvc_yaml_text(root: Path) -> str:
+    """dvc.yaml as the rows and the stages' imports at `root` give it."""
+    return DVC_YAML_HEADER + dvc_yaml.text(root)
 
 
 def generated(root: Path) -> dict[Path, tuple[tuple[str, str], str]]:
     """{page: (its markers, the text between them)}, for the project at `root` with its default params."""
     # params.yaml as it is, the default: no profile over it. Read here, not through gpt1.params: that package reaches
     # gpt1.data, whose text work runs through this one (gpt1/pipeline/parallel.py), and the imports would go round.
-    dvc_yaml, params = root / "dvc.yaml", yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
-    return {root / "README.md": (DRAWING, dag.drawing(dag.resolve(dvc_yaml, params))),
-            root / "docs" / "pipeline.md": (STAGE_TABLE, dag.stage_table_markdown(dag.templates(dvc_yaml, params)))}
+    path, params = root / "dvc.yaml", yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    return {root / "README.md": (DRAWING, dag.drawing(dag.resolve(path, params))),
+            root / "docs" / "pipeline.md": (STAGE_TABLE, dag.stage_table_markdown(dag.templates(path, params)))}
 
 
 def split(text: str, markers: tuple[str, str]) -> tuple[str, str, str]:
@@ -42,8 +53,7 @@ def split(text: str, markers: tuple[str, str]) -> tuple[str, str, str]:
 
 
 def main(root: Path = Path(".")) -> None:
-    dvc_yaml = root / "dvc.yaml"  # first: the drawing and the table are read from it
-    write_text_if_changed(dvc_yaml, code_deps.rewrite(dvc_yaml.read_text(encoding="utf-8"), root))
+    write_text_if_changed(root / "dvc.yaml", dvc_yaml_text(root))  # first: the drawing and the table are read from it
     for page, (markers, part) in generated(root).items():
         before, _, after = split(page.read_text(encoding="utf-8"), markers)
         write_text_if_changed(page, before + part + after)

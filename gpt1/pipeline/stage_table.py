@@ -1,145 +1,221 @@
-"""What each pipeline stage is, declared once: the CLI, the DAG engines (gpt1/pipeline/dag.py, workflow/Snakefile), the
-logs, the report and a cluster read it here.
+"""The pipeline, declared once: a row per stage. The CLI, the logs, the report, a cluster and dvc.yaml are read or
+written from here; the DAG engines (gpt1/pipeline/dag.py, workflow/Snakefile) read dvc.yaml, which
+`python -m gpt1.pipeline.generated` writes from these rows (gpt1/pipeline/dvc_yaml.py).
 
 A stage is a module of gpt1/stages named as its command (`encode-task` -> gpt1/stages/encode_task.py, which is
-also dvc.yaml's stage name) with `main(args, params)`, a row below, and its dvc.yaml entry (its command, files and
-params: what DVC needs and reads itself). A row names the stage's outputs from gpt1/layout.py, over the same params
-as its dvc.yaml entry, so tests/test_dag.py checks that the paths dvc.yaml spells are the ones the stages write.
-No stage imports this table, so editing a row re-runs nothing.
+also dvc.yaml's stage name) with `main(args, params)`, and its row below (gpt1/pipeline/stage_spec.py says what a
+row holds): its command, jobs, data dependencies, params and outputs, the paths built with gpt1/layout.py, where the
+stages build them too. Its code dependencies are derived from its imports. No stage imports this table, so editing a
+row re-runs only what the regenerated dvc.yaml changes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Literal
 
 from gpt1 import layout
-from gpt1.kinds import KINDS
+from gpt1.kinds import KINDS, LSTM, TRANSFORMER
 from gpt1.layout import LOGS
+from gpt1.pipeline.stage_spec import ITEM, KEY, Entry, OneOff, Out, StageSpec, each, keys
 
-Work = Literal["light", "text", "training"]
-# Every path a stage's dvc.yaml entry declares (outs, metrics, plots; all its jobs together), built with
-# gpt1/layout.py from the composed params (a dict, as params.yaml and the profiles give it).
-Outputs = Callable[[dict], list[Path]]
 RESULT_FILES = layout.Results()
+TASK, METHOD = each("task"), each("method")  # the job's values in the matrix stages
+# Folders holding every job's output of a stage, which a later stage reads whole.
+FINETUNE_RUNS = layout.RESULTS / layout.FINETUNE
+LAYER_TRANSFER_RUNS = layout.layer_transfer_task(TASK).parent
+TRANSFER_CURVE_RUNS = layout.transfer_curve_task(TASK).parent
+# The finetune settings every fine-tuning stage reads, after finetune.lr.
+FINETUNING = keys("finetune", "batch_size", "epochs", "warmup_fraction", "lm_coef", "classifier_dropout", "betas",
+                  "eps", "weight_decay", "grad_clip", "max_train_examples", "max_eval_examples", "device", "dtype",
+                  "save_interval")
+EXAMPLES = keys("finetune", "max_train_examples", "max_eval_examples")
 
 
-def _no_outputs(params: dict) -> list[Path]:
-    return []
-
-
-def methods(params: dict) -> list[str]:
-    return params["finetune"]["methods"]
-
-
-def tasks(params: dict) -> list[str]:
-    return params["data"]["tasks"]
-
-
-def pretraining_outputs(kind: str) -> list[Path]:
-    metrics = layout.pretraining_metrics(kind)  # DVCLive names its files inside this folder
-    return [layout.pretrained_model(kind), layout.pretraining_checkpoints(kind), metrics / "metrics.json",
-            layout.pretraining_headline(kind), metrics / "plots" / "metrics"]
-
-
-@dataclass(frozen=True)
-class OneOff:
-    """How `--seed` makes a fine-tuning command a one-off run of one seed, outside the DAG's outputs (under
-    layout.ONE_OFF, and logged beside where that run's folder goes: logs/<the folder's path below results/one-off>.log)."""
-    # The option that, with --seed, names one run of the job (layer-transfer --layers, transfer-curve --step); None
-    # where a job's runs differ by seed alone (finetune: a job is one method on one task).
-    option: str | None
-    run: Callable[[dict], Path]  # the one-off run's folder (gpt1/layout.py), from the command's options by name
-
-
-@dataclass(frozen=True)
-class StageSpec:
-    help: str
-    # light: one core. text: every core, through worker processes (gpt1/pipeline/parallel.py). training: every core (torch
-    # threads), the GPUs a job is given, and (pretrain) the processes torchrun launches.
-    work: Work = "light"
-    options: bool = False  # the module has add_arguments(parser); imported only for these, so the CLI stays cheap
-    # the options (by their argparse dests) that name one job of the stage: its dvc.yaml foreach/matrix axes in
-    # order, whatever those axes are called there
-    jobs: tuple[str, ...] = ()
-    one_off: OneOff | None = None
-    report: str | None = None  # the category its results/ files get in `snakemake --report`
-    outputs: Outputs = _no_outputs
-
-    @property
-    def trains(self) -> bool:
-        return self.work == "training"
-
-    @property
-    def uses_every_core(self) -> bool:
-        return self.work != "light"
+def dvclive_plots(kind: str) -> Path:
+    """The folder DVCLive writes a pretraining's curves into (<metric>.tsv, e.g. val/loss.tsv)."""
+    return layout.pretraining_metrics(kind) / "plots" / "metrics"
 
 
 STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
-    "user-files": StageSpec("fingerprint the files behind params' paths (local_paths, user_tasks, user_corpus, "
-                            "import_from, init_from)", outputs=lambda params: [
-                                layout.user_files_record(setting)
-                                for setting in ("local_paths", "user_data", "import_from", "init_from")]),
-    "download": StageSpec("fetch the corpus and task files (sha256-pinned, cached)",
-                          outputs=lambda params: [layout.RAW]),
-    "prepare": StageSpec("clean, deduplicate, decontaminate and split the corpus; split the tasks", work="text",
-                         outputs=lambda params: [layout.TASKS, layout.CORPUS]),
-    "bpe": StageSpec("train GPT-1's BPE on the training corpus", work="text", outputs=lambda params: [layout.BPE]),
-    "tokenize": StageSpec("encode the corpus splits to memory-mappable token arrays", work="text",
-                          outputs=lambda params: [layout.TOKENS]),
-    "pretrain": StageSpec("pretrain the Transformer or the LSTM (resumes after interruption)",
-                          work="training", options=True, jobs=("kind",), report="Pretraining",
-                          outputs=lambda params: [path for kind in KINDS for path in pretraining_outputs(kind)]),
-    "encode-task": StageSpec("encode one task's fine-tuning examples as BPE ids, once for all its jobs",
-                             options=True, jobs=("task",),
-                             outputs=lambda params: [layout.task_tokens(task) for task in tasks(params)]),
-    "encode-zeroshot": StageSpec("the zero-shot heuristics' candidates as BPE ids, for every checkpoint",
-                                 outputs=lambda params: [layout.zero_shot_tasks()]),
-    "starting-model": StageSpec("record the weights a fine-tuning method starts from (path and sha256)",
-                                options=True, jobs=("method",), outputs=lambda params: [
-                                    layout.starting_model_record(method) for method in methods(params)]),
-    "finetune": StageSpec("fine-tune one method on one task, every seed, with the paper's input transformations",
-                          work="training", options=True, jobs=("method", "task"), one_off=OneOff(
-                              None, lambda given: layout.finetune_run(given["task"], given["method"], given["seed"],
-                                                                      layout.ONE_OFF)),
-                          outputs=lambda params: [layout.finetune_runs(task, method) for method in methods(params)
-                                                  for task in tasks(params)]),
-    "layer-transfer": StageSpec("fine-tune one task with only the first k pretrained blocks transferred, every k "
-                                "and seed", work="training", options=True, jobs=("task",), one_off=OneOff(
-                                    "layers", lambda given: layout.layer_transfer_run(
-                                        given["task"], given["layers"], given["seed"], layout.ONE_OFF)),
-                                outputs=lambda params: [layout.layer_transfer_task(task)
-                                                        for task in params["analysis"]["layer_transfer_tasks"]]),
-    "transfer-curve": StageSpec("fine-tune one task's full from each pretraining checkpoint, every seed",
-                                work="training", options=True, jobs=("task",),
-                                one_off=OneOff("step", lambda given: layout.transfer_curve_run(
-                                    given["task"], given["step"], given["seed"], layout.ONE_OFF)),
-                                outputs=lambda params: [layout.transfer_curve_task(task)
-                                                        for task in params["analysis"]["transfer_curve_tasks"]]),
-    "baselines": StageSpec("majority-class and TF-IDF + logistic regression baselines",
-                           outputs=lambda params: [RESULT_FILES.baselines]),
-    "evaluate": StageSpec("gather every test metric into results/scores*.csv; the headline into results/metrics.json",
-                          report="Table 5", outputs=lambda params: [
-                              RESULT_FILES.scores, RESULT_FILES.scores_summary, RESULT_FILES.evaluation_metrics]),
-    "zeroshot": StageSpec("zero-shot heuristics over the pretraining checkpoints (Figure 2, right)", report="Figure 2",
-                          outputs=lambda params: [RESULT_FILES.zero_shot, RESULT_FILES.zero_shot_trend,
-                                                  RESULT_FILES.zero_shot_plot]),
-    "ablation": StageSpec("Table 5 and full vs the baselines: results/ablation*.csv, ablation.md", report="Table 5",
-                          outputs=lambda params: [
-                              RESULT_FILES.ablation, RESULT_FILES.ablation_std, RESULT_FILES.ablation_intervals,
-                              RESULT_FILES.ablation_markdown, RESULT_FILES.ablation_baselines]),
-    "layer-figure": StageSpec("Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png", report="Figure 2",
-                              outputs=lambda params: [RESULT_FILES.layer_transfer, RESULT_FILES.layer_transfer_trend,
-                                                      RESULT_FILES.layer_transfer_plot]),
-    "transfer-figure": StageSpec("transfer over pretraining: results/transfer_curve.csv, _trend.csv and .png",
-                                 report="Transfer over pretraining", outputs=lambda params: [
-                                     RESULT_FILES.transfer_curve, RESULT_FILES.transfer_curve_trend,
-                                     RESULT_FILES.transfer_curve_plot]),
-    "paper-tables": StageSpec("the paper's Tables 2-4 beside ours: results/paper_tables.csv and .md",
-                              report="Tables 2-4", outputs=lambda params: [
-                                  RESULT_FILES.paper_tables, RESULT_FILES.paper_tables_markdown]),
+    "user-files": StageSpec(
+        "fingerprint the files behind params' paths (local_paths, user_tasks, user_corpus, import_from, init_from)",
+        why="Files behind paths in params live outside the project, where DVC sees only the path strings: this stage "
+            "fingerprints them on every run (always_changed) and rewrites a fingerprint only when it changes, so a "
+            "replaced file re-runs exactly the stages that read it (gpt1/stages/user_files.py). It checks the user's "
+            "own data first: a bad file stops the pipeline before `prepare` is reached, so nothing earlier is removed; "
+            "its own fingerprints persist (DVC leaves them in place while it runs).",
+        always_changed=True,
+        params=("data.local_paths", Entry("data.tasks", "with data.corpus: only the selected user tasks and corpus "
+                                                        "parts are read, so watched"),
+                "data.corpus", "data.user_tasks", "data.user_corpus", "bpe.import_from", "pretrain.init_from"),
+        outputs=tuple(Out(layout.user_files_record(setting), cache=False, persist=True)
+                      for setting in ("local_paths", "user_data", "import_from", "init_from"))),
+    "download": StageSpec(
+        "fetch the corpus and task files (sha256-pinned, cached)",
+        deps=(layout.user_files_record("local_paths"),),
+        params=keys("data", "corpus", "tasks", "local_paths", "mirrors"),
+        outputs=(Out(layout.RAW, note="Cached and pushed like every other output, so that a clone which `dvc "
+                                      "pull`s re-runs nothing upstream and needs no internet (and the paper profile's "
+                                      "archives outlive their upstream URLs); docs/sharing.md."),)),
+    "prepare": StageSpec(
+        "clean, deduplicate, decontaminate and split the corpus; split the tasks", work="text",
+        deps=(Entry(layout.user_files_record("user_data"), "the files of data.user_tasks and data.user_corpus"),
+              layout.RAW),
+        params=("seed", "data"), outputs=(Out(layout.TASKS), Out(layout.CORPUS))),
+    "bpe": StageSpec(
+        "train GPT-1's BPE on the training corpus", work="text",
+        deps=(layout.user_files_record("import_from"), layout.CORPUS), params=("bpe",), outputs=(Out(layout.BPE),)),
+    "tokenize": StageSpec(
+        "encode the corpus splits to memory-mappable token arrays", work="text",
+        deps=(layout.CORPUS, layout.BPE), outputs=(Out(layout.TOKENS),)),
+    "encode-task": StageSpec(
+        "encode one task's fine-tuning examples as BPE ids, once for all its jobs", options=True,
+        jobs={"task": "data.tasks"},
+        why="A task's fine-tuning samples as BPE ids, once for all its fine-tuning, layer-transfer and curve jobs "
+            "(they load neither the BPE nor spaCy, and depend on their own task only); gpt1/model/task_tokens.py.",
+        deps=(layout.TASKS, layout.BPE), params=("seed", *EXAMPLES), outputs=(Out(layout.task_tokens(TASK)),)),
+    "pretrain": StageSpec(
+        "pretrain the Transformer or the LSTM (resumes after interruption)", work="training", options=True,
+        jobs={"kind": {TRANSFORMER: "model", LSTM: "lstm"}},  # each kind's section of params
+        report="Pretraining",
+        deps=(layout.user_files_record("init_from"), layout.TOKENS),
+        params=("seed", ITEM, *keys("pretrain", "device", "dtype", "compile", "lm_loss", "deterministic",
+                                    "processes_per_node", "micro_batch_size", "tokens_per_update", "max_steps",
+                                    "epochs", "warmup_steps", "betas", "eps", "weight_decay", "grad_clip",
+                                    "eval_interval", "eval_tokens", "checkpoints", "save_interval", "init_from", KEY),
+                Entry("model.n_positions", "the LSTM reads sequences as long as the Transformer's")),
+        outputs=(Out(layout.pretrained_model(KEY), note="resume.pt and the unfinished run's checkpoints live beside "
+                     "these, undeclared, so that a re-run after an interruption (which deletes declared outputs first) "
+                     "still finds them."),
+                 Out(layout.pretraining_checkpoints(KEY)),
+                 Out(layout.pretraining_metrics(KEY) / "metrics.json", cache=False, note="DVCLive's summary (sizes, "
+                     "device, timings, the last training loss): a file to read, not DVC metrics, so that `dvc exp "
+                     "show` lists only the validation loss of each model (headline.json)"),
+                 Out(layout.pretraining_headline(KEY), "metrics", cache=False),
+                 Out(dvclive_plots(KEY), "plots", cache=False))),
+    "starting-model": StageSpec(
+        "record the weights a fine-tuning method starts from (path and sha256)", options=True,
+        jobs={"method": "finetune.methods"},
+        why="The weights each method starts from, by path and sha256 (none for a random start): a finetune job depends "
+            "on its method's record, so retraining one model re-runs only the jobs that start from it (the jobs of a "
+            "matrix stage share one list of dependencies; gpt1/train/starting_weights.py).",
+        deps=tuple(layout.pretrained_model(kind) for kind in KINDS),
+        outputs=(Out(layout.starting_model_record(METHOD)),)),
+    "finetune": StageSpec(
+        "fine-tune one method on one task, every seed, with the paper's input transformations", work="training",
+        options=True, jobs={"method": "finetune.methods", "task": "data.tasks"},
+        one_off=OneOff(None, lambda given: layout.finetune_run(given["task"], given["method"], given["seed"],
+                                                                layout.ONE_OFF)),
+        why="One job per (method, task) runs every seed of finetune.seeds: a cluster runs them side by side, a job is "
+            "one task's size, and retraining one pretrained model re-runs only the jobs of the methods that start "
+            "from it. A task scored with another's models (mnli_mm with mnli's) is scored by that task's job, into "
+            "its output.",
+        deps=(layout.task_tokens(TASK),
+              Entry(layout.starting_model_record(METHOD), "and through it, the weights it starts from")),
+        params=("seed", "model", *keys("finetune", "lr", "no_pretrain_lr"), *FINETUNING, "finetune.seeds"),
+        outputs=(Out(layout.finetune_runs(TASK, METHOD)),)),
+    "layer-transfer": StageSpec(
+        "fine-tune one task with only the first k pretrained blocks transferred, every k and seed", work="training",
+        options=True, jobs={"task": "analysis.layer_transfer_tasks"},
+        one_off=OneOff("layers", lambda given: layout.layer_transfer_run(given["task"], given["layers"], given["seed"],
+                                                                         layout.ONE_OFF)),
+        why="One process per task runs every k of analysis.layer_transfer_layers (k < model.n_layer, validated; "
+            "layer_figure reuses finetune's full run as k = n_layer) and every seed of analysis.layer_transfer_seeds.",
+        deps=(layout.task_tokens(TASK), layout.pretrained_model(TRANSFORMER)),
+        params=("seed", "finetune.lr", *FINETUNING, *keys("analysis", "layer_transfer_seeds", "layer_transfer_layers")),
+        outputs=(Out(layout.layer_transfer_task(TASK)),)),
+    "transfer-curve": StageSpec(
+        "fine-tune one task's full from each pretraining checkpoint, every seed", work="training", options=True,
+        jobs={"task": "analysis.transfer_curve_tasks"},
+        one_off=OneOff("step", lambda given: layout.transfer_curve_run(given["task"], given["step"], given["seed"],
+                                                                       layout.ONE_OFF)),
+        why="full fine-tuned from the checkpoints kept after pretraining updates S (analysis.transfer_curve_steps: "
+            "kept checkpoints below the last update, validated), every S and every analysis.layer_transfer_seeds in "
+            "one process per task; the curve's ends (0 and the last update) are the finetune stage's no_pretrain and "
+            "full runs.",
+        deps=(layout.task_tokens(TASK), layout.pretraining_checkpoints(TRANSFORMER)),
+        params=("seed", "finetune.lr", *FINETUNING, *keys("analysis", "layer_transfer_seeds", "transfer_curve_steps"),
+                Entry("pretrain.max_steps", "a Transformer pretrained here keeps checkpoints"),
+                *keys("pretrain", "epochs", "transformer")),
+        outputs=(Out(layout.transfer_curve_task(TASK)),)),
+    "baselines": StageSpec(
+        "majority-class and TF-IDF + logistic regression baselines",
+        deps=(layout.TASKS,), params=("seed", "data.tasks", *EXAMPLES), outputs=(Out(RESULT_FILES.baselines),)),
+    "evaluate": StageSpec(
+        "gather every test metric into results/scores*.csv; the headline into results/metrics.json", report="Table 5",
+        deps=(FINETUNE_RUNS, RESULT_FILES.baselines, Entry(layout.TASKS, "each task's spec: its primary metric")),
+        params=(Entry("seed", "the baselines are listed with it"), "data.tasks", "finetune.methods", "finetune.seeds"),
+        outputs=(Out(RESULT_FILES.scores), Out(RESULT_FILES.scores_summary),
+                 Out(RESULT_FILES.evaluation_metrics, "metrics", cache=False))),
+    "encode-zeroshot": StageSpec(
+        "the zero-shot heuristics' candidates as BPE ids, for every checkpoint",
+        why="Split from zeroshot so that scoring the checkpoints needs neither the BPE nor spaCy (a GPU machine's "
+            "bundle carries the candidates), and a new checkpoint re-scores without re-encoding.",
+        deps=(layout.RAW, layout.TASKS, layout.BPE), params=("seed", "data.tasks", "finetune.max_eval_examples"),
+        outputs=(Out(layout.zero_shot_tasks()),)),
+    "zeroshot": StageSpec(
+        "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)", report="Figure 2",
+        deps=(layout.zero_shot_tasks(), *(layout.pretraining_checkpoints(kind) for kind in KINDS),
+              *(layout.pretrained_model(kind) for kind in KINDS)),
+        params=("finetune.device", "pretrain.max_steps", "pretrain.epochs",
+                Entry("pretrain.transformer", "each model's own max_steps, where set"), "pretrain.lstm",
+                Entry("pretrain.init_from", "the Transformer's model, where nothing is pretrained here"),
+                "model.n_positions"),
+        outputs=(Out(RESULT_FILES.zero_shot), Out(RESULT_FILES.zero_shot_trend, cache=False),
+                 Out(RESULT_FILES.zero_shot_plot, "plots", cache=False))),
+    "ablation": StageSpec(
+        "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md", report="Table 5",
+        deps=(RESULT_FILES.scores_summary, FINETUNE_RUNS, RESULT_FILES.baselines, layout.TASKS),
+        params=("data.tasks", "finetune.seeds", "finetune.max_train_examples"),
+        outputs=tuple(Out(path, cache=False) for path in (
+            RESULT_FILES.ablation, RESULT_FILES.ablation_std, RESULT_FILES.ablation_intervals,
+            RESULT_FILES.ablation_markdown, RESULT_FILES.ablation_baselines))),
+    "paper-tables": StageSpec(
+        "the paper's Tables 2-4 beside ours: results/paper_tables.csv and .md", report="Tables 2-4",
+        why="The paper's Tables 2-4 beside `full`'s test scores, with their intervals (every seed's run is read)",
+        deps=(FINETUNE_RUNS, layout.TASKS), params=("data.tasks", "finetune.seeds"),
+        outputs=(Out(RESULT_FILES.paper_tables, cache=False), Out(RESULT_FILES.paper_tables_markdown, cache=False))),
+    "layer-figure": StageSpec(
+        "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png", report="Figure 2",
+        deps=(LAYER_TRANSFER_RUNS, Entry(FINETUNE_RUNS, "k = model.n_layer (every block) is the finetune stage's full "
+                                                        "run, read rather than re-trained")),
+        params=("analysis", "model.n_layer"),
+        outputs=(Out(RESULT_FILES.layer_transfer, cache=False), Out(RESULT_FILES.layer_transfer_trend, cache=False),
+                 Out(RESULT_FILES.layer_transfer_plot, "plots", cache=False))),
+    "transfer-figure": StageSpec(
+        "transfer over pretraining: results/transfer_curve.csv, _trend.csv and .png",
+        report="Transfer over pretraining",
+        deps=(TRANSFER_CURVE_RUNS, Entry(FINETUNE_RUNS, "the curve's ends: no_pretrain (0 updates) and full (the last "
+                                                        "update), read rather than re-trained"), layout.TASKS),
+        params=(*keys("analysis", "transfer_curve_tasks", "transfer_curve_steps", "layer_transfer_seeds"),
+                "finetune.methods", "pretrain.max_steps", "pretrain.epochs",
+                Entry("pretrain.transformer", "its max_steps, where set"), "pretrain.tokens_per_update"),
+        outputs=(Out(RESULT_FILES.transfer_curve, cache=False), Out(RESULT_FILES.transfer_curve_trend, cache=False),
+                 Out(RESULT_FILES.transfer_curve_plot, "plots", cache=False))),
 }
+
+
+
+def loss_plot(split: str) -> dict:
+    """Both models' pretraining loss on one split (val, train) by update: DVCLive's loss.tsv has columns step, loss."""
+    return {"template": "linear", "x": "step",
+            "y": {str(dvclive_plots(kind) / split / "loss.tsv"): "loss" for kind in KINDS}}
+
+
+# dvc.yaml's top-level plots: what `dvc plots show` draws besides the plots the stages declare.
+PLOTS = (
+    {"Pretraining validation loss": loss_plot("val")},
+    {"Pretraining training loss": loss_plot("train")},
+    Entry({"Table 5, test average per method (x100, mean over seeds)": {
+        "template": "bar_horizontal", "x": "avg", "y": {str(RESULT_FILES.ablation): "method"}}},
+        "The figures are declared as their stages' plots (listed here too, `dvc plots show` would draw them twice)."),
+)
+METRICS = Entry(
+    (RESULT_FILES.evaluation_metrics, *(layout.pretraining_headline(kind) for kind in KINDS)),
+    "What `dvc exp show` and `dvc metrics diff` compare, kept to a handful so that the table reads at a glance: "
+    "Table 5's average per method and full's score per task (evaluate), each model's pretraining validation loss. "
+    "Every other number is in files beside them (results/scores*.csv, results/pretrain/*/metrics.json) and in the "
+    "plots.")
 
 
 def module_name(command: str) -> str:
