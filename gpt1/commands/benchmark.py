@@ -152,8 +152,8 @@ def run_benchmark(config: TransformerConfig, batch: int, seq: int, steps: int = 
     result: dict = {"config": {**config.__dict__}, "batch": batch, "seq": seq, "steps": steps, "rounds": rounds,
                     "device": str(device_), "device_name": device_name(device_), "threads": torch.get_num_threads(),
                     "compile": compile, "compile_mode": compile_mode, "lm_loss": lm_loss,
-                    "deterministic": deterministic, "layer_norm_output": "bf16" if bf16 and bf16_layer_norm else
-                    "fp32",
+                    "deterministic": deterministic,
+                    "layer_norm_output": "bf16" if bf16 and bf16_layer_norm else "fp32",
                     "output_rows": output_rows,
                     "precision": "bf16 autocast" if bf16 else "fp32",
                     "cpu_capability": cpu_capability(), "matmul": {"size": size, "tflops": matmul_flops / 1e12},

@@ -67,7 +67,8 @@ def step_breakdown(step: Callable[[], None], device: torch.device, steps: int = 
         totals[category(event.key)] += seconds
         kernels[event.key] = kernels.get(event.key, 0.0) + seconds
     busy = sum(totals.values())
-    return {"steps": steps, "wall_seconds": wall, "profiled_wall_seconds": profiled, "seconds": totals, "busy_seconds": busy,
+    return {"steps": steps, "wall_seconds": wall, "profiled_wall_seconds": profiled, "seconds": totals,
+            "busy_seconds": busy,
             "device_idle_seconds": max(0.0, wall - busy) if on_cuda else None,
             "share_of_wall": {label: value / wall for label, value in totals.items()},
             "costliest": [{"name": name[:120], "seconds": seconds}

@@ -56,7 +56,7 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
         params=keys("data", "corpus", "tasks", "local_paths", "mirrors"),
         outputs=(Out(layout.RAW, note="Cached and pushed like every other output, so that a clone which `dvc "
                                       "pull`s re-runs nothing upstream and needs no internet (and the paper profile's "
-                                      "archives outlive their upstream URLs); docs/sharing.md."),)),
+                                      "archives outlive their upstream URLs); docs/experiments.md."),)),
     "prepare": StageSpec(
         "clean, deduplicate, decontaminate and split the corpus; split the tasks", work="text",
         deps=(Entry(layout.user_files_record("user_data"), "the files of data.user_tasks and data.user_corpus"),
@@ -193,7 +193,6 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
         outputs=(Out(RESULT_FILES.transfer_curve, cache=False), Out(RESULT_FILES.transfer_curve_trend, cache=False),
                  Out(RESULT_FILES.transfer_curve_plot, "plots", cache=False))),
 }
-
 
 
 def loss_plot(split: str) -> dict:
