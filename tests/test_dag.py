@@ -296,3 +296,24 @@ def test_a_new_stage_is_its_module_and_one_row(tmp_path):
     run("gpt1.cli", "example-stage")
     assert (tmp_path / "results/example_stage.txt").read_text() == "1234"
     assert (tmp_path / "logs/example-stage.log").is_file()
+
+
+def test_the_generator_never_writes_over_a_hand_edit_of_dvc_yaml(tmp_path):
+    """dvc.yaml records the sha256 of what the generator wrote: a hand edit that changes a stage stops the generator
+    with what to do, the file as the user left it; one that changes only comments is written over."""
+    from gpt1.pipeline import generated
+
+    for name in ("gpt1", "profiles"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "docs").mkdir()
+    for name in ("params.yaml", "dvc.yaml", "README.md", "docs/pipeline.md"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    dvc_yaml = tmp_path / "dvc.yaml"
+    edited = dvc_yaml.read_text().replace("cmd: gpt1 bpe\n", "cmd: gpt1 bpe --my-option\n")
+    dvc_yaml.write_text(edited)
+    with pytest.raises(SystemExit, match="was edited by hand .* make it in gpt1/pipeline/stage_table.py's rows"):
+        generated.main(tmp_path)
+    assert dvc_yaml.read_text() == edited
+    dvc_yaml.write_text((ROOT / "dvc.yaml").read_text().replace("stages:\n", "# my note\nstages:\n"))
+    generated.main(tmp_path)
+    assert dvc_yaml.read_text() == (ROOT / "dvc.yaml").read_text()

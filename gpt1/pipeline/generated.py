@@ -8,6 +8,7 @@ it would write.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import yaml
@@ -27,9 +28,33 @@ STAGE_TABLE = (f"<!-- generated from gpt1/pipeline/stage_table.py: edit it, then
                "<!-- end of the generated table -->\n")
 
 
+# dvc.yaml's first line: the sha256 of the rest, so that a hand edit shows and the generator never writes over it.
+DIGEST = "# sha256 of the rest of this file, as written: "
+
+
 def dvc_yaml_text(root: Path) -> str:
     """dvc.yaml as the rows and the stages' imports at `root` give it."""
-    return DVC_YAML_HEADER + dvc_yaml.text(root)
+    body = DVC_YAML_HEADER + dvc_yaml.text(root)
+    return f"{DIGEST}{hashlib.sha256(body.encode()).hexdigest()}\n{body}"
+
+
+def edited_by_hand(text: str) -> bool:
+    """Whether dvc.yaml's `text` is other than what the generator wrote (its recorded digest does not match)."""
+    first, _, body = text.partition("\n")
+    return first != f"{DIGEST}{hashlib.sha256(body.encode()).hexdigest()}"
+
+
+def write_dvc_yaml(root: Path) -> None:
+    """dvc.yaml from the rows; a file edited by hand is written over only where the edit changes none of its stages
+    (comments, layout), and otherwise stops with what to do, the file as it was."""
+    path, text = root / "dvc.yaml", dvc_yaml_text(root)
+    if path.is_file():
+        before = path.read_text(encoding="utf-8")
+        if before != text and edited_by_hand(before) and yaml.safe_load(before) != yaml.safe_load(text):
+            raise SystemExit(f"{path} was edited by hand since `{REGENERATE}` wrote it, and writing it again would "
+                             "lose that edit: make it in gpt1/pipeline/stage_table.py's rows (or remove dvc.yaml to "
+                             "write it from the rows alone), then run the command again")
+    write_text_if_changed(path, text)
 
 
 def generated(root: Path) -> dict[Path, tuple[tuple[str, str], str]]:
@@ -53,7 +78,7 @@ def split(text: str, markers: tuple[str, str]) -> tuple[str, str, str]:
 
 
 def main(root: Path = Path(".")) -> None:
-    write_text_if_changed(root / "dvc.yaml", dvc_yaml_text(root))  # first: the drawing and the table are read from it
+    write_dvc_yaml(root)  # first: the drawing and the table are read from it
     for page, (markers, part) in generated(root).items():
         before, _, after = split(page.read_text(encoding="utf-8"), markers)
         write_text_if_changed(page, before + part + after)
