@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 LOCK := requirements/lock.txt
 
-.PHONY: install repro trial snakemake test test-slow test-cluster lock clean gpu-bundle gpu-check
+.PHONY: install repro trial snakemake test test-slow test-cluster lock clean gpu-bundle gpu-check gpu-science
 
 $(BIN)/uv:
 	$(PYTHON) -m venv $(VENV)
@@ -46,9 +46,11 @@ snakemake: install
 	snakemake --cores 8
 
 # A first result in minutes: every stage on the trial profile (profiles/trial.yaml says what it is), through
-# Snakemake, into the same data/ and results/ as the main job (`make repro` then re-runs what differs).
+# Snakemake, into the same data/ and results/ as the main job (`make repro` then re-runs what differs). `--quiet
+# rules` leaves out each job's block (the last, rule all's, lists every output): what shows is each stage's own
+# lines (gpt1 <stage>: ...), Snakemake's progress and a failing job's command, then where the results are.
 trial: install
-	snakemake --cores 2 --configfile profiles/trial.yaml
+	snakemake --cores 2 --configfile profiles/trial.yaml --quiet rules
 	@echo "trial: Table 5 with its intervals in results/ablation.md; Figure 2 in results/layer_transfer.png," \
 	  "results/transfer_curve.png and results/zero_shot.png"
 
@@ -81,6 +83,10 @@ gpu-bundle: install
 
 gpu-check:
 	python3 tools/gpu_check.py
+
+# The same window spent on the paper's findings: longer pre-training, Table 5, the gap against pre-training tokens.
+gpu-science:
+	python3 tools/gpu_check.py --science
 
 # Only what the pipeline writes: data/'s own folders (gpt1/layout.py's DATA_FOLDERS, tests/test_layout.py keeps the
 # two in step), never another file in data/, and data/ itself only once it is empty.

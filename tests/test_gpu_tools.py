@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import sys
 import tarfile
@@ -100,7 +101,7 @@ def test_the_dev_sweep_chooses_the_rate_by_dev_scores_alone_and_table5_trains_wi
     monkeypatch.setattr(gpu_check, "ROOT", tmp_path)
     check = gpu_check.Check(tmp_path / "bundle", tmp_path / "report", rehearsal=True, budget_seconds=600)
     monkeypatch.setattr(check, "tasks", lambda: ["rt_polarity", "sts_b"])
-    dev_by_rate = {1.0e-4: 0.60, 6.25e-5: 0.70, 2.5e-4: 0.50}
+    dev_by_rate = {2.5e-4: 0.60, 1.0e-4: 0.70, 5.0e-4: 0.50}
     commands = []
 
     def fake_run(name, command, limit):
@@ -116,14 +117,14 @@ def test_the_dev_sweep_chooses_the_rate_by_dev_scores_alone_and_table5_trains_wi
 
     monkeypatch.setattr(check, "run", fake_run)
     check.sweep()
-    assert check.facts["sweep"]["chosen_lr"] == "6.25e-05"
-    assert json.loads((tmp_path / "report/chosen.yaml").read_text()) == {"finetune": {"lr": 6.25e-05}}
+    assert check.facts["sweep"]["chosen_lr"] == "0.0001"
+    assert json.loads((tmp_path / "report/chosen.yaml").read_text()) == {"finetune": {"lr": 1.0e-04}}
     assert str(tmp_path / "report/chosen.yaml") in check.profiles()
     assert "--task rt_polarity --seed 1" in commands[0] and "--task sts_b --seed 1" in commands[0]
     assert not list((tmp_path / "report/sweep").rglob("*.safetensors"))
     assert len(list((tmp_path / "report/sweep").rglob("metrics.json"))) == 6
     assert not (tmp_path / "results/one-off/finetune").exists()
-    assert "| 6.25e-05 (chosen) | 70.0 | 70.0 | 70.0 |" in gpu_check.render(check.facts)
+    assert "| 0.0001 (chosen) | 70.0 | 70.0 | 70.0 |" in gpu_check.render(check.facts)
 
 
 def test_the_sweep_never_writes_over_one_off_runs_it_did_not_make(tmp_path, monkeypatch):
@@ -149,3 +150,32 @@ def test_the_report_carries_figure_2s_right_panel_and_its_computed_directions(tm
     assert "| transformer | social_iqa | 0.300 | 0.366 | +0.066 ± 0.041 | rises |" in report
     assert "| lstm | agreement | 0.573 | 0.399 | -0.174 ± 0.061 | falls |" in report
     assert "zeroshot" in gpu_check.GPU_RULES and "data/zero_shot" in gpu_bundle.DATA_FOLDERS
+
+
+def test_the_science_window_adds_its_overlay_and_runs_the_headline_benchmark_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_check, "ROOT", tmp_path)
+    check = gpu_check.Check(tmp_path / "bundle", tmp_path / "report", rehearsal=False, budget_seconds=600, science=True)
+    assert check.profiles() == [gpu_check.PROFILE, gpu_check.SCIENCE_OVERLAY]
+    names = []
+    monkeypatch.setattr(check, "run", lambda name, command, limit: names.append((name, command)) or True)
+    check.benchmark(headline=True)
+    assert [name for name, _ in names] == [f"benchmark_{name}" for name in gpu_check.HEADLINE]
+    assert "--compile" in names[0][1] and names[0][1].count("--batch") == 2  # the headline's 128 after the default's
+
+
+def test_the_science_window_reports_the_gap_against_pretraining_tokens(tmp_path, monkeypatch):
+    """The gap is computed by the package from the transfer curve's file and rendered with its extrapolation."""
+    curve = tmp_path / "transfer_curve.csv"
+    rows = ["task,metric,split,updates,tokens,mean,std,seeds"]
+    for task, scores in {"a": [50, 54, 58], "b": [30, 32, 34]}.items():
+        for (updates, tokens), mean in zip([(0, 0), (10, 1000), (100, 10000)], scores):
+            rows += [f"{task},accuracy,test,{updates},{tokens},{mean},0,2", f"{task},accuracy,dev,{updates},{tokens},0,0,2"]
+    curve.write_text("\n".join(rows) + "\n")
+    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    facts = gpu_check.gap_facts(curve, environment)
+    assert [point["gap"] for point in facts["points"]] == [3.0, 6.0]
+    assert facts["tokens_for_target"] == pytest.approx(1e6)  # +3 a decade from +3 at 10^3: +12 at 10^6
+    check = gpu_check.Check(tmp_path / "bundle", tmp_path / "report", rehearsal=True, budget_seconds=60, science=True)
+    check.facts["gap"] = facts
+    assert "| 100 | 10,000 | +6.0 |" in gpu_check.render(check.facts)
+    assert gpu_check.gap_facts(tmp_path / "missing.csv", environment)["status"].startswith("not measured")

@@ -12,6 +12,7 @@ from gpt1 import layout
 from gpt1.data.records import TaskSpec
 from gpt1.errors import UserError
 from gpt1.eval.intervals import Predictions, paired_differences
+from gpt1.eval.transfer_curve import pretraining_gap, tokens_for_gap
 from gpt1.stages.transfer_figure import run_transfer_curve
 
 SPEC = TaskSpec("nli", "entailment", ("entailment", "neutral", "contradiction"), ("accuracy",), "x", "SNLI")
@@ -111,3 +112,32 @@ def test_a_missing_run_is_named_with_the_stage_that_writes_it(tmp_path):
     with pytest.raises(UserError, match=r"step30/seed2/metrics.json not found; run the transfer_curve stage"):
         _curve(tmp_path, tasks)
     assert not (tmp_path / "transfer_curve.csv").exists()  # nothing half-written
+
+
+def _curve_of_means(scores: dict[str, dict[int, float]], tokens_per_update: int = 1000) -> pd.DataFrame:
+    """A curve table as curve_table writes it: {task: {updates: test mean}}, with dev rows that must be ignored."""
+    rows = [{"task": task, "metric": "accuracy", "split": split, "updates": updates,
+             "tokens": updates * tokens_per_update, "mean": mean if split == "test" else -mean, "std": 0.0, "seeds": 2}
+            for task, points in scores.items() for updates, mean in points.items() for split in ("dev", "test")]
+    return pd.DataFrame(rows)
+
+
+def test_the_gap_is_the_mean_over_tasks_of_each_point_minus_no_pretrain_on_test():
+    table = _curve_of_means({"a": {0: 50.0, 10: 52.0, 100: 56.0, 1000: 60.0}, "b": {0: 30.0, 10: 30.0, 100: 32.0, 1000: 36.0}})
+    gap = pretraining_gap(table)
+    assert gap["updates"].tolist() == [10, 100, 1000]
+    assert gap["tokens"].tolist() == [10_000, 100_000, 1_000_000]
+    assert gap["gap"].tolist() == pytest.approx([1.0, 4.0, 8.0])
+
+
+def test_the_tokens_for_a_gap_follow_a_line_in_log_tokens_and_none_when_it_does_not_rise():
+    rising = pd.DataFrame({"updates": [1, 10, 100], "tokens": [1e3, 1e4, 1e5], "gap": [2.0, 4.0, 6.0]})
+    assert tokens_for_gap(rising, 12.0) == pytest.approx(1e8)  # +2 a decade: 12 at 10^8
+    falling = rising.assign(gap=[6.0, 4.0, 2.0])
+    assert tokens_for_gap(falling, 12.0) is None
+    assert tokens_for_gap(rising.head(1), 12.0) is None
+
+
+def test_the_gap_needs_the_no_pretrain_point():
+    with pytest.raises(ValueError, match="no_pretrain"):
+        pretraining_gap(_curve_of_means({"a": {10: 52.0, 100: 56.0}}))

@@ -9,6 +9,12 @@ out of time still leaves the others' figures. The steps run in the order of what
 (minutes of a window buy its figures for sure), pretraining, the dev sweep, Table 5, the tests, the figures.
 
     python3 tools/gpu_check.py [--bundle gpu-bundle] [--report gpu-report] [--rehearsal] [--benchmarks-only]
+                               [--science]
+
+--science (`make gpu-science`) spends the window on the paper's findings instead: the GPU profile with the longer
+pre-training of profiles/gpu-science.yaml, the dev sweep, Table 5, the transfer curve over every task (the gap
+full − w/o pre-training against pre-training tokens, and the tokens a log-linear fit of it reaches the paper's
+size of gap at), then one headline benchmark line; no GPU tests.
 
 --rehearsal runs the same steps on a CPU, small (the tiny profile's shapes over the GPU profile, CPU devices, a
 tiny benchmark): what the test suite and a developer run before a GPU window.
@@ -33,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = "profiles/gpu.yaml"
 REHEARSAL_OVERLAY = "tools/gpu-check-rehearsal.yaml"
+SCIENCE_OVERLAY = "profiles/gpu-science.yaml"
 # The stages that run here; the data stages (encode-zeroshot's candidates too) ran where the bundle was made, and
 # their outputs are in it.
 GPU_RULES = ["pretrain", "starting_model", "finetune", "layer_transfer", "transfer_curve", "baselines", "evaluate",
@@ -40,11 +47,15 @@ GPU_RULES = ["pretrain", "starting_model", "finetune", "layer_transfer", "transf
 PRETRAINED = ["data/pretrain/transformer/model.safetensors", "data/pretrain/lstm/model.safetensors"]
 TABLE5 = ["results/ablation.md", "results/ablation_intervals.csv"]
 FIGURES = ["results/layer_transfer.png", "results/transfer_curve.png", "results/zero_shot.png"]
+TRANSFER_CURVE = ["results/transfer_curve.png"]  # with results/transfer_curve.csv and its trend beside it
+# The gap full − w/o pre-training (mean over tasks, ×100) the science window aims at: the paper's is +14.8.
+GAP_TARGET = 12.0
 ZERO_SHOT_TREND = "results/zero_shot_trend.csv"
 # The dev sweep before Table 5: finetune.lr (every method that starts from a pretrained model) for `full`, one seed,
 # every task at once, one candidate after another as the time allows; the best mean dev score (each task's first
 # metric) is the rate Table 5 trains with. The test scores those runs also write are never read.
-SWEEP_RATES = [1.0e-4, 6.25e-5, 2.5e-4]  # the profile's first sizing, the paper's, a larger one
+SWEEP_RATES = [2.5e-4, 1.0e-4, 5.0e-4]  # the GPU profile's rate (chosen over 6.25e-5 and 1e-4 as the largest
+# tried: docs/results/gpu/gpu-check.json), a smaller one and a larger one
 SWEEP_SEED = 1
 # The fastest settings known for the paper model's step: the dense LM loss, CUDA's non-deterministic kernels, 64 rows.
 FASTEST = ["--compile", "--lm-loss", "dense", "--nondeterministic", "--batch", "64"]
@@ -62,6 +73,10 @@ CANDIDATES = {
     "bf16_layer_norm_batch128": [*FASTEST, "--bf16-layer-norm", "--no-reference", "--batch", "128"],
     "fastest_unpadded": [*FASTEST, "--no-reference", "--pad-vocab-to", "1"],
 }
+# The science window's one benchmark line: the fastest settings at 128 rows with bf16 LayerNorm outputs and the LM
+# loss fused with the output layer (chunked), the candidate for a step past 45 % MFU.
+HEADLINE = {"headline_chunked_loss": ["--compile", "--lm-loss", "chunked", "--nondeterministic", "--bf16-layer-norm",
+                                      "--no-reference", "--batch", "128"]}
 GPU_BENCHMARK = ["--configs", "paper", "--device", "cuda", "--dtype", "bfloat16", "--rounds", "3", "--batch", "32"]
 CPU_BENCHMARK = ["--configs", "default", "--device", "cpu", "--dtype", "float32", "--rounds", "1", "--steps", "1",
                  "--batch", "2"]
@@ -71,13 +86,13 @@ STAMP = "data/.gpu-bundle.json"  # which bundle's data this checkout holds (writ
 class Check:
     """The steps, their limits and the report they fill."""
 
-    def __init__(self, bundle: Path, report: Path, rehearsal: bool, budget_seconds: float):
-        self.bundle, self.report, self.rehearsal = bundle, report, rehearsal
+    def __init__(self, bundle: Path, report: Path, rehearsal: bool, budget_seconds: float, science: bool = False):
+        self.bundle, self.report, self.rehearsal, self.science = bundle, report, rehearsal, science
         self.site = Path("/tmp/gpt1-gpu-site") if not rehearsal else report / "site"
         self.started = time.monotonic()
         self.deadline = self.started + budget_seconds
         self.facts: dict = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                            "rehearsal": rehearsal, "steps": {}}
+                            "rehearsal": rehearsal, "science": science, "steps": {}}
         (report / "logs").mkdir(parents=True, exist_ok=True)
 
     # -- running ------------------------------------------------------------------------------------------------
@@ -164,9 +179,10 @@ class Check:
                                       "tests/test_gpu.py"], limit=120)
 
     def profiles(self) -> list[str]:
-        """The GPU profile, the rehearsal's overlay on a CPU, and the rate the dev sweep chose once it has."""
+        """The GPU profile, the science window's overlay, the rehearsal's on a CPU, and the rate the dev sweep chose
+        once it has."""
         chosen = self.report / "chosen.yaml"
-        return ([PROFILE] + ([REHEARSAL_OVERLAY] if self.rehearsal else [])
+        return ([PROFILE] + ([SCIENCE_OVERLAY] if self.science else []) + ([REHEARSAL_OVERLAY] if self.rehearsal else [])
                 + ([str(chosen)] if chosen.is_file() else []))
 
     def snakemake(self, name: str, targets: list[str], limit: float) -> bool:
@@ -181,7 +197,7 @@ class Check:
         return self.run(name, command, limit=limit)
 
     def pretrain(self) -> bool:
-        return self.snakemake("pretrain", PRETRAINED, limit=600 if self.rehearsal else 180)
+        return self.snakemake("pretrain", PRETRAINED, limit=600 if self.rehearsal else 330 if self.science else 180)
 
     def sweep(self) -> None:
         """SWEEP_RATES for `full` on dev (see there), into <report>/sweep/; writes <report>/chosen.yaml."""
@@ -241,10 +257,18 @@ class Check:
     def figures(self) -> bool:
         return self.snakemake("figures", FIGURES, limit=900 if self.rehearsal else 150)
 
-    def benchmark(self, candidates: bool = False) -> None:
-        """BENCHMARKS, then (`candidates`) CANDIDATES."""
+    def transfer_curve(self) -> bool:
+        """The transfer curve (every task, with the science overlay) and the gap it gives (see gap_facts)."""
+        passed = self.snakemake("transfer_curve", TRANSFER_CURVE, limit=900 if self.rehearsal else 150)
+        self.facts["gap"] = gap_facts(ROOT / "results" / "transfer_curve.csv", self.environment())
+        self.write_report()
+        return passed
+
+    def benchmark(self, candidates: bool = False, headline: bool = False) -> None:
+        """BENCHMARKS, then (`candidates`) CANDIDATES; or (`headline`) HEADLINE alone."""
         common = CPU_BENCHMARK if self.rehearsal else GPU_BENCHMARK
-        for name, arguments in {**BENCHMARKS, **(CANDIDATES if candidates else {})}.items():
+        chosen = HEADLINE if headline else {**BENCHMARKS, **(CANDIDATES if candidates else {})}
+        for name, arguments in chosen.items():
             if self.rehearsal:  # compiling on a CPU takes minutes: the rehearsal checks the commands, eager
                 arguments = eager(arguments)
             output = self.report / f"benchmark_{name}.json"
@@ -269,7 +293,7 @@ class Check:
 
     def collect(self) -> None:
         benchmarks = {}
-        for name in {**BENCHMARKS, **CANDIDATES}:
+        for name in {**BENCHMARKS, **CANDIDATES, **HEADLINE}:
             path = self.report / f"benchmark_{name}.json"
             if path.is_file():
                 result = next(iter(json.loads(path.read_text()).values()))
@@ -377,12 +401,40 @@ def render(facts: dict) -> str:
         lines += [f"| {row['model']} | {row['task']} | {float(row['first']):.3f} | {float(row['last']):.3f} | "
                   f"{float(row['difference']):+.3f} ± {1.96 * float(row['se']):.3f} | {row['direction']} |"
                   for row in facts["zero_shot_trend"]]
+    gap = facts.get("gap")
+    if gap and gap.get("points"):
+        lines += ["", "## The gap full − w/o pre-training against pre-training tokens (test, mean over tasks, x100)", "",
+                  "| updates | tokens | gap |", "|---|---|---|"]
+        lines += [f"| {point['updates']:,} | {point['tokens']:,} | {point['gap']:+.1f} |" for point in gap["points"]]
+        reach = gap.get("tokens_for_target")
+        lines.append(f"\nA least-squares line through the gap against log10(tokens) reaches +{gap['target']:g} at "
+                     + (f"{reach:.3g} tokens." if reach else "no token count: it does not rise."))
+    elif gap:
+        lines.append(f"\nThe gap against pre-training tokens: {gap['status']}.")
     if facts.get("table5_markdown"):
         lines += ["", "## Table 5 on the GPU profile (test scores, 95 % intervals)", "", facts["table5_markdown"]]
     failed = {name: step for name, step in facts["steps"].items() if step.get("status") not in ("passed", None)}
     for name, step in failed.items():
         lines += ["", f"## {name}: the end of its log", "", "```", *step.get("tail", []), "```"]
     return "\n".join(lines) + "\n"
+
+
+def gap_facts(curve_csv: Path, environment: dict[str, str]) -> dict:
+    """The gap full − w/o pre-training at each point of the transfer curve and the tokens its log-linear fit reaches
+    GAP_TARGET at (gpt1/eval/transfer_curve.py, run with the check's packages)."""
+    if not curve_csv.is_file():
+        return {"status": f"not measured: {curve_csv.name} was not written"}
+    script = ("import json, sys; import pandas as pd; "
+              "from gpt1.eval.transfer_curve import pretraining_gap, tokens_for_gap; "
+              "table = pd.read_csv(sys.argv[1]); gap = pretraining_gap(table); "
+              "print(json.dumps({'tasks': sorted(table['task'].unique()), 'points': [{'updates': int(row.updates), "
+              "'tokens': int(row.tokens), 'gap': float(row.gap)} for row in gap.itertuples()], "
+              "'tokens_for_target': tokens_for_gap(gap, float(sys.argv[2]))}))")
+    done = subprocess.run([sys.executable, "-c", script, str(curve_csv), str(GAP_TARGET)], cwd=ROOT, env=environment,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        return {"status": "not computed: " + (done.stderr.strip().splitlines() or ["no output"])[-1]}
+    return {"target": GAP_TARGET, **json.loads(done.stdout)}
 
 
 def eager(arguments: list[str]) -> list[str]:
@@ -419,6 +471,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--benchmarks-only", action="store_true",
                         help="the benchmarks alone, and the candidate settings after them (a window spent on the "
                         "training step's speed)")
+    parser.add_argument("--science", action="store_true",
+                        help="a window spent on the paper's findings: longer pre-training (profiles/gpu-science.yaml), "
+                        "Table 5, the gap against pre-training tokens, one headline benchmark")
     parser.add_argument("--budget", type=float, default=None,
                         help="seconds for every step together (default: 540 on a GPU, fitting a 10-minute window with "
                         "the machine's start; 1,500 for the rehearsal)")
@@ -427,11 +482,19 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"gpu-check: {args.report} exists and is not a gpu-check report; choose another --report")
     args.report.mkdir(parents=True, exist_ok=True)
     budget = args.budget if args.budget is not None else (1500 if args.rehearsal else 540)
-    check = Check(args.bundle.resolve(), args.report.resolve(), args.rehearsal, budget)
+    check = Check(args.bundle.resolve(), args.report.resolve(), args.rehearsal, budget, science=args.science)
     check.describe_machine()
     check.install()
-    check.benchmark(candidates=args.benchmarks_only)
-    if not args.benchmarks_only:
+    if args.science:
+        if check.pretrain():
+            check.sweep()
+            check.table5()
+            check.transfer_curve()
+        check.benchmark(headline=True)
+        check.figures()
+    else:
+        check.benchmark(candidates=args.benchmarks_only)
+    if not args.benchmarks_only and not args.science:
         if check.pretrain():
             check.sweep()
             check.table5()

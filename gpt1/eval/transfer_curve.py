@@ -101,3 +101,28 @@ def plot_curve(table: pd.DataFrame, out_png: Path) -> None:
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7)
     save_figure(figure, out_png)
+
+
+def pretraining_gap(table: pd.DataFrame, split: str = "test") -> pd.DataFrame:
+    """Table 5's first finding against pretraining: per point of the curve past 0 updates, the mean over tasks of
+    (full fine-tuned from that point − no_pretrain), ×100. Needs the 0 point (no_pretrain) of every task."""
+    rows = table[table.split == split]
+    means = rows.pivot_table(index="updates", columns="task", values="mean")
+    if 0 not in means.index:
+        raise ValueError("the curve has no 0-updates point (no_pretrain): the gap needs it")
+    gap = means.sub(means.loc[0], axis=1).mean(axis=1).drop(index=0)
+    tokens = rows.groupby("updates")["tokens"].first()
+    return pd.DataFrame({"updates": gap.index, "tokens": tokens[gap.index].to_numpy(), "gap": gap.to_numpy()})
+
+
+def tokens_for_gap(gap: pd.DataFrame, target: float) -> float | None:
+    """The pretraining tokens at which a straight line through the gap against log10(tokens) (least squares) reaches
+    `target`; None when the line does not rise or has fewer than two points to be drawn through."""
+    import numpy as np
+
+    if len(gap) < 2:
+        return None
+    slope, intercept = np.polyfit(np.log10(gap["tokens"].astype(float)), gap["gap"].astype(float), 1)
+    if slope <= 0:
+        return None
+    return float(10 ** ((target - intercept) / slope))
