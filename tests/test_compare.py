@@ -1,6 +1,7 @@
-"""`gpt1 compare`: B − A per method and task with Table 5's two-level bootstrap interval (test rows paired, each
-side's seeds drawn), checked against a direct implementation (a loop over resamples with scipy); an experiment
-against itself; the refusals."""
+"""`gpt1 compare`: B − A per method and task with a two-level bootstrap interval (test rows paired; seeds paired where
+both sides ran the same ones, drawn per side otherwise), both designs checked against a direct implementation (a
+loop over resamples with scipy); an experiment against itself and a method it left alone read 0 [0, 0]; the
+refusals."""
 
 import json
 import sys
@@ -59,17 +60,22 @@ def project(root: Path, skill: dict[str, float], seeds=(1, 2), max_eval_examples
     return root
 
 
-def direct_bootstrap(tasks: dict[str, tuple[str, np.ndarray, list, list]], resamples: int = 2000) -> dict:
+def direct_bootstrap(tasks: dict[str, tuple[str, np.ndarray, list, list]], paired: bool, resamples: int = 2000) -> dict:
     """B − A written out, {task or "avg": (difference, low, high)} ×100 from `tasks` {task: (metric, gold, A's
-    predictions per seed, B's)}: one generator (seed 0) draws each task's test rows, then B's seeds, then A's, in
-    turn, row 0 the whole test set with every seed once; per resample each side's metric on the drawn rows for each
-    drawn seed, averaged; the average over tasks per resample; the 2.5th and 97.5th percentiles of resamples 1..N."""
+    predictions per seed, B's)}: one generator (seed 0) draws each task's test rows, then (`paired`) one set of seed
+    indices for both sides, or B's seeds, then A's, in turn, row 0 the whole test set with every seed once; per
+    resample each side's metric on the drawn rows for each drawn seed, averaged; the average over tasks per
+    resample; the 2.5th and 97.5th percentiles of resamples 1..N."""
     rng = np.random.default_rng(0)
     differences = {}
     for task, (metric, gold, first, second) in tasks.items():
         rows = rng.integers(0, len(gold), size=(resamples + 1, len(gold)))
         rows[0] = np.arange(len(gold))
-        seeds_b, seeds_a = (rng.integers(0, len(side), size=(resamples + 1, len(side))) for side in (second, first))
+        if paired:  # seed index i is the same seed on both sides: one draw serves both
+            seeds_b = seeds_a = rng.integers(0, len(second), size=(resamples + 1, len(second)))
+        else:
+            seeds_b, seeds_a = (rng.integers(0, len(side), size=(resamples + 1, len(side)))
+                                for side in (second, first))
         seeds_b[0], seeds_a[0] = np.arange(len(second)), np.arange(len(first))
         score = (lambda g, p: np.mean(g == p)) if metric == "accuracy" else (lambda g, p: pearsonr(g, p)[0])
         values = []
@@ -82,19 +88,25 @@ def direct_bootstrap(tasks: dict[str, tuple[str, np.ndarray, list, list]], resam
     return {name: (values[0], *np.percentile(values[1:], [2.5, 97.5])) for name, values in differences.items()}
 
 
-def direct_intervals(a: float, b: float, seeds=(1, 2)) -> dict:
-    """direct_bootstrap of this file's fixed predictions: A and B right (or correlated) by skill `a` and `b`."""
-    return direct_bootstrap({task: (metric, _labels(task), [_predictions(task, a, seed) for seed in seeds],
-                                    [_predictions(task, b, seed) for seed in seeds]) for task, metric in TASKS.items()})
+def direct_intervals(a: float, b: float, seeds_a=(1, 2), seeds_b=(1, 2)) -> dict:
+    """direct_bootstrap of this file's fixed predictions: A and B right (or correlated) by skill `a` and `b`, seeds
+    paired when both ran the same ones."""
+    tasks = {task: (metric, _labels(task), [_predictions(task, a, seed) for seed in seeds_a],
+                    [_predictions(task, b, seed) for seed in seeds_b]) for task, metric in TASKS.items()}
+    return direct_bootstrap(tasks, paired=tuple(seeds_a) == tuple(seeds_b))
 
 
-def test_compare_gives_the_interval_a_direct_implementation_gives(tmp_path):
+@pytest.mark.parametrize("seeds_b, design", [((1, 2), "paired"), ((1, 2, 3), "per side"), ((2, 3), "per side")])
+def test_compare_gives_the_interval_a_direct_implementation_gives(tmp_path, seeds_b, design):
+    """Both designs: the same seeds on both sides are paired; more seeds, or as many but others, are drawn per side."""
     skills_a, skills_b = {"full": 0.6, "no_pretrain": 0.5}, {"full": 0.8, "no_pretrain": 0.5}
-    first, second = Side("a", project(tmp_path / "a", skills_a)), Side("b", project(tmp_path / "b", skills_b))
+    first = Side("a", project(tmp_path / "a", skills_a))
+    second = Side("b", project(tmp_path / "b", skills_b, seeds=seeds_b))
     table = compare.compare(first, second)
     assert list(table.method.unique()) == METHODS and list(table.task.unique()) == [*TASKS, "avg"]
+    assert set(table.seeds) == {design}
     for method in METHODS:
-        expected = direct_intervals(skills_a[method], skills_b[method])
+        expected = direct_intervals(skills_a[method], skills_b[method], seeds_b=seeds_b)
         for task, (difference, low, high) in expected.items():
             row = table[(table.method == method) & (table.task == task)].iloc[0]
             expected_row = pytest.approx((difference, low, high), abs=1e-9)
@@ -104,15 +116,44 @@ def test_compare_gives_the_interval_a_direct_implementation_gives(tmp_path):
     assert gain.b - gain.a == pytest.approx(gain.difference)
 
 
-def test_an_experiment_against_itself_is_zero_and_no_difference(tmp_path):
-    """The same runs on both sides: 0 on the whole test set; the interval is the spread of drawing each side's
-    seeds, around 0."""
-    side = Side("a", project(tmp_path / "a", {"full": 0.7, "no_pretrain": 0.6}))
+def test_an_experiment_against_itself_is_exactly_zero(tmp_path):
+    """The same runs on both sides, the same seeds drawn for both: 0 [0, 0] on every row (drawing each side's seeds
+    on its own, as before, read the same runs as two samples: an interval around 0 as wide as the seeds' spread)."""
+    root = project(tmp_path / "a", {"full": 0.7, "no_pretrain": 0.6})
+    side = Side("a", root)
     table = compare.compare(side, side)
-    assert (table.difference == 0).all() and (table.low < 0).all() and (table.high > 0).all()
-    assert set(table.verdict) == {"no difference"} and set(table.noise) == {"test examples and seeds"}
+    assert (table[["difference", "low", "high"]] == 0).all(axis=None)
+    assert set(table.verdict) == {"no difference"} and set(table.seeds) == {"paired"}
+    assert set(table.noise) == {"test examples and seeds"}
     markdown = compare.markdown(table, "a", "a")
-    assert "| full | sentiment | accuracy |" in markdown and "+0.0 [-" in markdown and "‡" not in markdown
+    assert markdown.count(" | +0.0 [+0.0, +0.0] | no difference | paired |\n") == len(table) == 6
+    assert "-0.0" not in markdown and "‡" not in markdown
+    drawn_per_side = direct_bootstrap({"sentiment": ("accuracy", _labels("sentiment"), *[[_predictions(
+        "sentiment", 0.7, seed) for seed in (1, 2)]] * 2)}, paired=False)["sentiment"]
+    assert drawn_per_side[1] < 0 < drawn_per_side[2]  # what pairing the seeds removes
+    assert compare.compare(side, Side("copy", root)).equals(table)  # the same runs under another name
+
+
+def test_a_method_the_experiment_left_alone_reads_exactly_zero(tmp_path):
+    """B changed full only: no_pretrain's runs are the same on both sides, so its rows read 0 [0, 0]."""
+    first = Side("a", project(tmp_path / "a", {"full": 0.6, "no_pretrain": 0.5}))
+    second = Side("b", project(tmp_path / "b", {"full": 0.8, "no_pretrain": 0.5}))
+    table = compare.compare(first, second)
+    untouched, changed = table[table.method == "no_pretrain"], table[table.method == "full"]
+    assert (untouched[["difference", "low", "high"]] == 0).all(axis=None)
+    assert set(untouched.verdict) == {"no difference"}
+    assert (changed.high - changed.low > 0).all() and "better" in set(changed.verdict)
+
+
+def test_the_seed_design_is_a_column_and_the_footnote_says_what_each_means(tmp_path):
+    first = Side("a", project(tmp_path / "a", {"full": 0.6, "no_pretrain": 0.5}))
+    second = Side("b", project(tmp_path / "b", {"full": 0.8, "no_pretrain": 0.5}, seeds=(1, 2, 3)))
+    table = compare.compare(first, second)
+    markdown = compare.markdown(table, "a", "b")
+    assert "| verdict | seeds |" in markdown and markdown.count("| per side |") == len(table)
+    assert "*seeds*: paired: both sides ran the same seeds" in markdown
+    assert "per side: the sides ran different seeds, and each side's are drawn on their own" in markdown
+    assert compare.csv(table).splitlines()[1].endswith(",test examples and seeds,per side")
 
 
 def test_one_seed_a_side_is_said_to_cover_the_test_rows_only(tmp_path):

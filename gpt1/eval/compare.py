@@ -1,9 +1,12 @@
 """`gpt1 compare A B`: did an experiment's change help beyond the noise of the test set?
 
-For every fine-tuning method and task both sides ran, B − A (×100, each task's first metric) with the 95 %
-interval that Table 5's differences use (gpt1/eval/intervals.py: a two-level bootstrap, the same test examples
-resampled for both and each side's seeds resampled on their own, the same resample count and generator seed) and the
-verdict computed from it. Where a side ran one seed, the row says its interval covers the test examples only.
+For every fine-tuning method and task both sides ran, B − A (×100, each task's first metric) with a 95 % two-level
+bootstrap interval (gpt1/eval/intervals.py, Table 5's resample count and generator seed) and the verdict computed
+from it. The same test examples are resampled for both sides, and so are the seeds where both sides ran the same
+ones: an experiment changes one knob, and seed s seeds both sides' head, data order and dropout alike, so seed s of A
+and seed s of B are a pair, as a test row is; the same runs on both sides then read exactly 0 [0, 0]. Where the
+sides ran different seeds, each side's are drawn on their own (as Table 5's methods are). The `seeds` column says
+which; where a side ran one seed, the row says its interval covers the test examples only.
 
 A side is an experiment name, a git revision or `workspace`. A revision's files are read from git and DVC's cache
 (DVCFileSystem) into a temporary folder laid out as the project: nothing is checked out, the workspace is not
@@ -25,7 +28,8 @@ import pandas as pd
 from gpt1.data.records import TaskSpec
 from gpt1.data.task_data import seeded_subset
 from gpt1.errors import UserError
-from gpt1.eval.intervals import NOISE, Interval, Predictions, paired_differences, read_predictions, resampled_scores
+from gpt1.eval.intervals import (NOISE, SEED_DESIGNS, Interval, Predictions, paired_differences, read_predictions,
+                                 resampled_scores)
 from gpt1.layout import FINETUNE as FINETUNE_FOLDER, RESULTS, TASK_SPEC, TASKS, run_predictions, split_file
 from gpt1.params.files import DEFAULT_PARAMS
 
@@ -36,7 +40,7 @@ FINETUNE = RESULTS / FINETUNE_FOLDER  # results/finetune: <method>/<task>/seed<S
 AVERAGE = "avg"
 # What B − A's interval says, from Interval.verdict (above 0: "supported").
 VERDICTS = {"supported": "better", "reversed": "worse", "not supported": "no difference"}
-COLUMNS = ["method", "task", "metric", "a", "b", "difference", "low", "high", "verdict", "noise"]
+COLUMNS = ["method", "task", "metric", "a", "b", "difference", "low", "high", "verdict", "noise", "seeds"]
 
 
 @dataclass(frozen=True)
@@ -191,7 +195,7 @@ def compare(first: Side, second: Side) -> pd.DataFrame:
     rows = []
     for method in _ordered([method for method in runs_a if method in runs_b], methods):
         tasks = _ordered([task for task in runs_a[method] if task in runs_b[method]], tasks_in_order)
-        pairs, scores, classes = {}, {}, {}
+        pairs, scores, classes, seeds_paired = {}, {}, {}, []
         for task in tasks:
             metric, other = first.spec(task).primary_metric, second.spec(task).primary_metric
             if other != metric:
@@ -203,20 +207,28 @@ def compare(first: Side, second: Side) -> pd.DataFrame:
                                 "test split, seed or finetune.max_eval_examples differ); they are not compared")
             a, b = read_predictions(runs_a[method][task]), read_predictions(runs_b[method][task])
             pairs[task] = (metric, b, a)  # B − A on the same resampled rows
+            if _seed_names(runs_a[method][task]) == _seed_names(runs_b[method][task]):
+                seeds_paired.append(task)
             scores[task] = (metric, _score(metric, a, classes[task]), _score(metric, b, classes[task]))
         if not pairs:
             continue
-        intervals: dict[str, Interval] = paired_differences(pairs, classes=classes)
+        intervals: dict[str, Interval] = paired_differences(pairs, classes=classes, seeds_paired=seeds_paired)
         if len(tasks) > 1:
             scores[AVERAGE] = ("mean of tasks", *(float(np.mean([scores[t][i] for t in tasks])) for i in (1, 2)))
         for column, (metric, score_a, score_b) in scores.items():
             interval = intervals[column]
             rows.append({"method": method, "task": column, "metric": metric, "a": score_a, "b": score_b,
                          "difference": interval.difference, "low": interval.low, "high": interval.high,
-                         "verdict": VERDICTS[interval.verdict], "noise": interval.noise})
+                         "verdict": VERDICTS[interval.verdict], "noise": interval.noise, "seeds": interval.seeds})
     if not rows:
         raise UserError(f"{first.name} and {second.name} share no fine-tuning method and task to compare")
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _seed_names(run_dirs: list[Path]) -> tuple[str, ...]:
+    """The seed folders' names (seed<S>), in the order their predictions are stacked: `Side.runs` lists both sides
+    sorted alike, so two sides that ran the same seeds hold seed S at the same index."""
+    return tuple(Path(folder).name for folder in run_dirs)
 
 
 def _ordered(names: list[str], order: list[str]) -> list[str]:
@@ -224,14 +236,22 @@ def _ordered(names: list[str], order: list[str]) -> list[str]:
     return sorted(names, key=lambda name: (order.index(name) if name in order else len(order), name))
 
 
+SEEDS_FOOTNOTE = (f"*seeds*: {SEED_DESIGNS[True]}: both sides ran the same seeds, and each resample draws the same "
+                  "seed indices for both (seed s drives the head's initialisation, the data order and dropout on "
+                  f"both sides), so the same runs on both sides read 0 [0, 0]; {SEED_DESIGNS[False]}: the sides ran "
+                  "different seeds, and each side's are drawn on their own. An avg row is "
+                  f"{SEED_DESIGNS[True]} when each of its tasks is.")
+
+
 def markdown(table: pd.DataFrame, first: str, second: str) -> str:
     lines = [f"B − A, ×100: B = {second}, A = {first}. [95 % interval: two-level bootstrap, the same test examples "
-             "resampled for both sides and each side's seeds resampled on their own, as Table 5's]; better / worse: "
-             "the interval lies above / below 0.", "",
-             "| method | task | metric | A | B | B − A [95 % interval] | verdict |", "|" + "---|" * 7]
+             "resampled for both sides, then the seeds (see *seeds*)]; better / worse: the interval lies above / below "
+             "0.", "",
+             "| method | task | metric | A | B | B − A [95 % interval] | verdict | seeds |", "|" + "---|" * 8]
     lines += [f"| {row.method} | {row.task} | {row.metric} | {row.a:.1f} | {row.b:.1f} | {row.difference:+.1f} "
-              f"[{row.low:+.1f}, {row.high:+.1f}] | {row.verdict}{'' if row.noise == NOISE[True] else ' ‡'} |"
-              for row in table.itertuples()]
+              f"[{row.low:+.1f}, {row.high:+.1f}] | {row.verdict}{'' if row.noise == NOISE[True] else ' ‡'} | "
+              f"{row.seeds} |" for row in table.itertuples()]
+    lines += ["", SEEDS_FOOTNOTE]
     if any(table.noise != NOISE[True]):
         lines += ["", "‡ a side ran one seed: the interval covers the test examples only, not the spread between "
                   "seeds."]

@@ -11,6 +11,13 @@ per-task differences. A difference is called "supported" when its 95 % interval 
 lies below 0, and "not supported" otherwise. With one seed on a side there is no seed spread to draw from: the
 interval then covers the test examples only, and says so (`Interval.seeds_counted`).
 
+Where both sides ran the same seeds and one knob differs between them (`gpt1 compare` of two experiments), seed s
+of one side and seed s of the other share their head's initialisation, data order and dropout streams: they are
+paired, as the test rows are. `paired_differences(..., seeds_paired=...)` then draws one set of seed indices per
+resample for both sides, so identical runs differ by exactly 0 on every resample (0 [0, 0]) rather than by the
+spread of two independent draws of the same seeds. Table 5 (gpt1/eval/analysis.py) leaves it unset: its methods
+start from different models, so seed s of two methods shares only its batch order (docs/results.md says why).
+
 A method is also set against always predicting the majority class of the task's training split (what a model that
 learnt nothing but the training labels' shares scores), on the same test resamples: its score is "above" the
 majority class when the one-sided 95 % lower bound of method − majority class is above 0, and "not above"
@@ -22,6 +29,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Collection
 
 import numpy as np
 
@@ -48,6 +56,7 @@ class Interval:
     low: float
     high: float
     seeds_counted: bool = True  # False: a side had one seed, so only the test examples were resampled
+    seeds_paired: bool = False  # True: the same seed indices were drawn for both sides (they ran the same seeds)
 
     @property
     def verdict(self) -> str:
@@ -67,8 +76,14 @@ class Interval:
         """What the interval counts, as the output files say it."""
         return NOISE[self.seeds_counted]
 
+    @property
+    def seeds(self) -> str:
+        """How the seeds were drawn, as the output files say it."""
+        return SEED_DESIGNS[self.seeds_paired]
+
 
 NOISE = {True: "test examples and seeds", False: "test examples only (one seed)"}
+SEED_DESIGNS = {True: "paired", False: "per side"}
 DIRECTIONS = {"supported": "rises", "reversed": "falls", "not supported": "flat"}
 
 
@@ -124,25 +139,41 @@ def bootstrap_scores(metric: str, predictions: Predictions, rows: np.ndarray, rn
                             draw_seeds(len(predictions.by_seed), rng, len(rows) - 1))
 
 
+def paired_seed_scores(metric: str, first: Predictions, second: Predictions, rows: np.ndarray,
+                       rng: np.random.Generator, classes: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Both sides' scores on each two-level resample when seed index i is the same seed on both sides: one draw of
+    seed indices serves both, as one draw of rows does; row 0 is the whole test set with every seed once."""
+    seed_draws = draw_seeds(len(first.by_seed), rng, len(rows) - 1)
+    return (resampled_scores(metric, first, rows, classes, seed_draws),
+            resampled_scores(metric, second, rows, classes, seed_draws))
+
+
 def paired_differences(tasks: dict[str, tuple[str, Predictions, Predictions]], resamples: int = RESAMPLES,
-                       classes: dict[str, int] | None = None, rng_seed: int = RNG_SEED) -> dict[str, Interval]:
+                       classes: dict[str, int] | None = None, rng_seed: int = RNG_SEED,
+                       seeds_paired: Collection[str] = ()) -> dict[str, Interval]:
     """Interval of method A − method B per task and for their average, ×100.
 
     `tasks`: {task: (metric, A's predictions, B's predictions)}; the same rows are drawn for A and B, the seeds for
-    each on its own. `classes`: {task: its label count} where a metric needs it (f1 is binary for 2, the default).
-    `rng_seed`: the generator's seed; another one shows how far the bounds move with the bootstrap's own draw."""
-    differences = _resampled_differences(tasks, resamples, classes, rng_seed)
+    each on its own, except in the tasks named in `seeds_paired` (both sides ran the same seeds, in the same order):
+    there the same seed indices are drawn for both. `classes`: {task: its label count} where a metric needs it (f1 is
+    binary for 2, the default). `rng_seed`: the generator's seed; another one shows how far the bounds move with the
+    bootstrap's own draw."""
+    differences = _resampled_differences(tasks, resamples, classes, rng_seed, seeds_paired)
     counted = {task: min(len(first.by_seed), len(second.by_seed)) > 1 for task, (_, first, second) in tasks.items()}
+    paired = {task: task in seeds_paired for task in tasks}
     if differences:
         differences["avg"] = np.mean(list(differences.values()), axis=0)
-        counted["avg"] = all(counted.values())
-    return {name: Interval(float(values[0]), *percentile_interval(values), seeds_counted=counted[name])
+        counted["avg"], paired["avg"] = all(counted.values()), all(paired.values())
+    return {name: Interval(float(values[0]), *percentile_interval(values), seeds_counted=counted[name],
+                           seeds_paired=paired[name])
             for name, values in differences.items()}
 
 
 def _resampled_differences(tasks: dict[str, tuple[str, Predictions, Predictions]], resamples: int,
-                           classes: dict[str, int] | None, rng_seed: int = RNG_SEED) -> dict[str, np.ndarray]:
+                           classes: dict[str, int] | None, rng_seed: int = RNG_SEED,
+                           seeds_paired: Collection[str] = ()) -> dict[str, np.ndarray]:
     """Per task, A − B ×100 on the whole test set (row 0) and on each two-level resample, drawn task after task."""
+    _check_paired_seeds(tasks, seeds_paired)
     rng = np.random.default_rng(rng_seed)
     differences = {}
     for task, (metric, first, second) in tasks.items():
@@ -150,9 +181,25 @@ def _resampled_differences(tasks: dict[str, tuple[str, Predictions, Predictions]
             raise UserError(f"task '{task}': the two methods were scored on different test rows")
         rows = draw_rows(len(first.labels), rng, resamples)
         count = (classes or {}).get(task, 2)
-        differences[task] = 100 * (bootstrap_scores(metric, first, rows, rng, count) -
-                                   bootstrap_scores(metric, second, rows, rng, count))
+        if task in seeds_paired:
+            scores = paired_seed_scores(metric, first, second, rows, rng, count)
+        else:  # each side's seeds on its own: A's drawn first, then B's (the order Table 5's draws were made in)
+            scores = (bootstrap_scores(metric, first, rows, rng, count),
+                      bootstrap_scores(metric, second, rows, rng, count))
+        differences[task] = 100 * (scores[0] - scores[1])
     return differences
+
+
+def _check_paired_seeds(tasks: dict[str, tuple[str, Predictions, Predictions]], seeds_paired: Collection[str]) -> None:
+    """Seeds are paired index for index, so both sides of a paired task must have run as many seeds."""
+    unknown = sorted(set(seeds_paired) - set(tasks))
+    if unknown:
+        raise UserError(f"seeds paired for {', '.join(map(repr, unknown))}, which are not among the tasks compared")
+    for task in seeds_paired:
+        first, second = tasks[task][1], tasks[task][2]
+        if len(first.by_seed) != len(second.by_seed):
+            raise UserError(f"task '{task}': seeds paired, but one side ran {len(first.by_seed)} seeds and the other "
+                            f"{len(second.by_seed)}; pair only sides that ran the same seeds")
 
 
 @dataclass(frozen=True)
