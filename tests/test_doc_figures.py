@@ -1,16 +1,21 @@
-"""Every measured figure the README and docs/ quote is held by a measurement file of the repository.
+"""Every measured figure the README and docs/ quote is held by the measurement file the page cites for it.
 
 A figure is a number with the unit of a measurement: a clock time (41:32), minutes, seconds, hours, GPU-hours,
 GB, tokens/s, % MFU, a speed ratio (1.13×). The measurement files are docs/measurements/*.json (written by
 tools/measure.py: machine, CPU flags, precision, commit, date) and the JSON the GPU check and the default's
-pretraining wrote under docs/results/. A page may round a figure, or give seconds in minutes or hours; it may not
-quote one that no file holds. Code (spans and blocks) quotes commands, configuration and program output, not
-measurements, and is left to the tests of those (tests/test_doc_commands.py, tests/test_plan.py); docs/history/
-keeps what was measured once, and docs/results/ is written by the pipeline.
+pretraining wrote under docs/results/. A figure's file is the one its sentence cites (a table row counts as a
+sentence), or where the sentence cites none, the one its section (the text under its heading) names: by a link, or
+by its path from the repository's root in the text or a code span (`docs/measurements/repro.json`); a folder
+(`docs/results/gpu/`) names the measurement files directly in it. A page may round a figure, or give seconds in
+minutes or hours; it may not quote one that the file it cites does not hold, even if another file does. Code
+(spans and blocks) quotes commands, configuration and program output, not measurements, and is left to the tests
+of those (tests/test_doc_commands.py, tests/test_plan.py); docs/history/ keeps what was measured once, and
+docs/results/ is written by the pipeline.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -42,13 +47,18 @@ def pages() -> list[Path]:
     return [ROOT / "README.md", *docs]
 
 
+def _blank(text: str, patterns: tuple[str, ...]) -> str:
+    """`text` with what the patterns match turned into spaces (line breaks kept, so every position stays)."""
+    blank = lambda match: re.sub(r"[^\n]", " ", match.group(0))  # noqa: E731
+    for pattern in patterns:
+        text = re.sub(pattern, blank, text, flags=re.S)
+    return text
+
+
 def prose(text: str) -> str:
     """The page without what it quotes literally: fenced blocks, code spans, HTML comments and link targets
     (line breaks kept, so a figure's line number stays right)."""
-    blank = lambda match: re.sub(r"[^\n]", " ", match.group(0))  # noqa: E731
-    for pattern in (r"```.*?```", r"<!--.*?-->", r"`[^`\n]*`", r"\]\([^)]*\)"):
-        text = re.sub(pattern, blank, text, flags=re.S)
-    return text
+    return _blank(text, (r"```.*?```", r"<!--.*?-->", r"`[^`\n]*`", r"\]\([^)]*\)"))
 
 
 def figures(text: str) -> list[tuple[int, str, float | str, str, int]]:
@@ -88,11 +98,73 @@ def held(values: list, value, unit: str, decimals: int) -> bool:
     return any(abs(v * scale - value) <= tolerance for v in numbers for scale in UNITS[unit])
 
 
+# What cites a file: a link's target (relative to the page, as Markdown reads it), or a path from the repository's
+# root in the text or a code span.
+LINK_TARGET = re.compile(r"\]\(([^)#\s]+)")
+ROOT_PATH = re.compile(r"(?<![\w./-])(docs/[\w./-]*[\w/])")
+HEADING = re.compile(r"^#{1,6} ", re.M)
+
+
+def cited_files(text: str, page: Path, start: int = 0, end: int | None = None) -> set[Path]:
+    """The measurement files text[start:end] cites: a file of MEASUREMENTS, or a folder for those directly in it.
+    Fenced blocks and HTML comments cite nothing."""
+    text = _blank(text, (r"```.*?```", r"<!--.*?-->"))[start:end]
+    folder = page.parent
+    targets = [(folder / match.group(1)).resolve() for match in LINK_TARGET.finditer(text)
+               if "://" not in match.group(1)]
+    targets += [(ROOT / match.group(1)).resolve() for match in ROOT_PATH.finditer(text)]
+    files = set()
+    for target in targets:
+        files |= {path for path in MEASUREMENTS if path == target or path.parent == target}
+    return files
+
+
+def sentence(text: str, position: int) -> tuple[int, int]:
+    """(start, end) of the sentence around `position` in a page: it ends at a full stop before whitespace and no
+    lower-case word or number (so not inside "e.g. a" or "et al. 2021"), at a blank line, a heading, a list item or
+    a table row (each row a sentence of its own)."""
+    words = prose(text)
+    ends = [0]
+    for match in re.finditer(r"[.!?](?=\s)|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+] |\d+\. |\||#))", words):
+        if match.group(0) in ".!?":
+            rest = text[match.end():].lstrip()
+            if rest[:1].islower() or rest[:1].isdigit():
+                continue
+        ends.append(match.end())
+    ends.append(len(text))
+    start = max(end for end in ends if end <= position)
+    return start, min(end for end in ends if end > position)
+
+
+def section(text: str, position: int) -> tuple[int, int]:
+    """(start, end) of the text under the heading above `position`, to the next heading (any level)."""
+    words = prose(text)
+    starts = [0, *(match.start() for match in HEADING.finditer(words)), len(text)]
+    return max(s for s in starts if s <= position), min(s for s in starts if s > position)
+
+
+def sources(text: str, page: Path, position: int) -> set[Path]:
+    """The measurement files cited for the figure at `position`: its sentence's, else its section's."""
+    return cited_files(text, page, *sentence(text, position)) or cited_files(text, page, *section(text, position))
+
+
+def figure_sources(text: str, page: Path) -> list[tuple[int, str, float | str, str, int, set[Path]]]:
+    """Each figure of figures(text), with the measurement files cited for it."""
+    words = prose(text)
+    positions = [match.start() for match in FIGURE.finditer(words)]
+    return [(*figure, sources(text, page, position)) for figure, position in zip(figures(text), positions)]
+
+
+@functools.cache
+def file_values(path: Path) -> tuple:
+    return tuple(leaves(json.loads(path.read_text())))
+
+
 @pytest.fixture(scope="module")
 def measured() -> list:
     values = []
     for path in MEASUREMENTS:
-        values += leaves(json.loads(path.read_text()))
+        values += file_values(path)
     return values
 
 
@@ -106,6 +178,21 @@ def test_the_measurement_files_name_machine_precision_commit_and_date():
         assert {"cpu", "cores", "cpu_flags", "torch_capability"} <= set(record["machine"]), path.name
 
 
+def unheld_figures(text: str, page: Path) -> list[str]:
+    """Each figure of the page that the file cited for it does not hold, or for which no file is cited."""
+    found = []
+    for line, printed, value, unit, decimals, files in figure_sources(text, page):
+        where = f"{page.relative_to(ROOT) if page.is_relative_to(ROOT) else page.name}:{line}: {printed}"
+        if not files:
+            found.append(f"{where}: cites no measurement file (name it in the sentence or its section)")
+        elif not any(held(list(file_values(path)), value, unit, decimals) for path in files):
+            holders = [path for path in MEASUREMENTS if held(list(file_values(path)), value, unit, decimals)]
+            cited = ", ".join(str(path.relative_to(ROOT)) for path in sorted(files))
+            found.append(f"{where}: not in {cited}" +
+                         (f" (but in {', '.join(str(p.relative_to(ROOT)) for p in holders)})" if holders else ""))
+    return found
+
+
 @pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_figure_a_page_quotes_is_measured(page, measured):
     unheld = [f"{page.relative_to(ROOT)}:{line}: {printed}"
@@ -113,6 +200,13 @@ def test_every_figure_a_page_quotes_is_measured(page, measured):
               if not held(measured, value, unit, decimals)]
     assert not unheld, ("figures no measurement file holds (measure them with tools/measure.py into "
                         "docs/measurements/, or quote configuration and output as code):\n" + "\n".join(unheld))
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_figure_is_held_by_the_file_its_sentence_or_section_cites(page):
+    unheld = unheld_figures(page.read_text(), page)
+    assert not unheld, ("figures the measurement file their sentence (or else their section) cites does not hold: "
+                        "cite the file that measured them, beside the figure:\n" + "\n".join(unheld))
 
 
 def test_the_check_finds_figures_and_tells_held_from_unheld():
@@ -125,3 +219,33 @@ def test_the_check_finds_figures_and_tells_held_from_unheld():
     values = [2491.8, 0.74, 0.278, 1.13]
     assert [held(values, *figure[2:]) for figure in found] == [True] * 6 + [False]
     assert found[-1][0] == 6
+
+
+def test_a_figure_is_checked_against_the_file_it_cites_not_any_file(tmp_path, monkeypatch):
+    """3:50 is trial.json's; cited to repro.json it fails, though another measurement file holds it; a sentence
+    without a citation takes its section's; a figure cited nowhere fails; "e.g. a" does not end a sentence; a folder
+    cites the files directly in it."""
+    measurements = tmp_path / "docs" / "measurements"
+    (measurements / "gpu").mkdir(parents=True)
+    files = {"trial.json": {"wall_s": 230.1}, "repro.json": {"wall": "41:33"}, "gpu/check.json": {"seconds": 557}}
+    for name, record in files.items():
+        (measurements / name).write_text(json.dumps(record))
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    monkeypatch.setitem(globals(), "MEASUREMENTS", [measurements / name for name in files])
+    page = tmp_path / "docs" / "page.md"
+    text = ("# Page\n\nThe trial took 3:50 ([trial](measurements/trial.json)). The main job took 41:33, e.g. on an "
+            "EPYC (`docs/measurements/repro.json`).\n\n## Wrong\n\nThe trial took 3:50 "
+            "(`docs/measurements/repro.json`).\n\n## Section\n\nFiles: `docs/measurements/trial.json`.\n\n"
+            "It took 3:50.\n\n| run | took |\n|---|---|\n| main | 41:33 |\n\n## Nowhere\n\nIt took 3:50.\n")
+    sources_of = {(line, printed): {path.name for path in files}
+                  for line, printed, *_, files in figure_sources(text, page)}
+    assert sources_of == {(3, "3:50"): {"trial.json"}, (3, "41:33"): {"repro.json"}, (7, "3:50"): {"repro.json"},
+                          (13, "3:50"): {"trial.json"}, (17, "41:33"): {"trial.json"}, (21, "3:50"): set()}
+    assert unheld_figures(text, page) == [
+        "docs/page.md:7: 3:50: not in docs/measurements/repro.json (but in docs/measurements/trial.json)",
+        "docs/page.md:17: 41:33: not in docs/measurements/trial.json (but in docs/measurements/repro.json)",
+        "docs/page.md:21: 3:50: cites no measurement file (name it in the sentence or its section)"]
+    folder = {measurements / "gpu" / "check.json"}
+    assert cited_files("It took 557 s (`docs/measurements/gpu/`).", page) == folder
+    assert cited_files("It took 557 s ([the GPU check](measurements/gpu/)).", page) == folder
+    assert unheld_figures("It took 557 s ([the GPU check](measurements/gpu/)).", page) == []

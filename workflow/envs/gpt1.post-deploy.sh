@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Snakemake runs this once in the conda environment it has just made (gpt1.yaml), from the directory it runs in:
-# the project's root. The same install as `make install`: torch by version (the machine's own build), then exactly
-# the versions and hashes of the lock, then the project with nothing resolved again.
+# the project's root. The same install as `make install`: torch by version, from where this pip looks (PyPI's Linux
+# wheel brings CUDA's libraries with or without a GPU; PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu gives
+# the CPU build), then exactly the versions and hashes of the lock, then the project with nothing resolved again.
 set -euo pipefail
 lock=requirements/lock.txt
 if [ ! -f "$lock" ] || [ ! -f pyproject.toml ]; then
