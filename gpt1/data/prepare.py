@@ -28,6 +28,7 @@ from gpt1.data.tasks import TaskDefinition, drop_duplicates, majority_rate, make
 from gpt1.data.user_tasks import user_corpus_part, user_task
 from gpt1.layout import split_file, split_jsonl, task_spec, task_stats
 from gpt1.data.cleanup import clean, sentence_key, sentences
+from gpt1.data.fingerprints import FingerprintSet
 from gpt1.pipeline.parallel import Workers, shared
 
 log = logging.getLogger(__name__)
@@ -123,7 +124,7 @@ def _clean_paragraphs(documents: list[str]) -> list[list[CleanParagraph]]:
 
 
 def clean_documents(documents: Iterable[str], banned: set[str], min_dedup_chars: int,
-                    seen: set[bytes], counts: Counter, workers: Workers) -> Iterator[str]:
+                    seen: FingerprintSet, counts: Counter, workers: Workers) -> Iterator[str]:
     """Per paragraph: GPT-1 clean-up, drop exact repeats, drop evaluation sentences; yield documents. The clean-up
     runs on `workers`, the rest here, in the documents' order."""
     for chunk in workers.map(_clean_paragraphs, documents):
@@ -163,7 +164,7 @@ def prepare_corpus(data, seed: int, raw: Path, out: Path, banned: set[str],
     """Write data/corpus/{train,val}.jsonl (one document per line) and stats.json from `data.corpus`'s parts
     (`data`: params' data section); the clean-up runs on `workers` (default: every core; `clean_documents`)."""
     rng = random.Random(seed)
-    seen: set[bytes] = set()
+    seen = FingerprintSet()  # every paragraph kept so far, 16 bytes each
     stats: dict[str, dict] = {}
     with shared(workers) as pool, atomic_directory(out) as staging, open(split_jsonl(staging, "train"), "w") as train, \
             open(split_jsonl(staging, "val"), "w") as val:
