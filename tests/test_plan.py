@@ -104,7 +104,8 @@ def test_paper_profile(no_data):
     assert transformer["parameters"] == parameters
     # 100 epochs of books1 before it is downloaded: its 6.30 GiB over the bytes a 40,000-merge BPE token covers
     corpus = round(round(6.30 * 2**30) / BYTES_PER_TOKEN[40_000])
-    assert figures["corpus"] == {"tokens": corpus, "exact": False, "source": figures["corpus"]["source"]}
+    assert figures["corpus"] == {"tokens": corpus, "exact": False, "source": figures["corpus"]["source"],
+                                 "bytes": 6_764_573_491}  # books1's training text, which the data stages read
     assert figures["corpus"]["source"].startswith("estimate: books1 6,764.6 MB at 4.73 bytes a token")
     updates = math.ceil(100 * corpus / 32_768)
     assert transformer["updates"] == updates and transformer["tokens"] == updates * 32_768
@@ -211,10 +212,11 @@ def test_docs_paper_run_md_quotes_the_plan_as_the_command_prints_it(no_data, cap
 def test_the_plan_knows_the_corpus_exactly_once_tokenized_and_measures_a_local_folder(no_data):
     params = profile("paper")
     (no_data / "data/tokens").mkdir(parents=True)
-    meta = {"vocab_size": 40_481, "train": {"tokens": 1_000_000_000}}
+    meta = {"vocab_size": 40_481, "train": {"tokens": 1_000_000_000, "characters": 4_700_000_000}}
     (no_data / "data/tokens/meta.json").write_text(json.dumps(meta))
     figures = plan(params)
-    assert figures["corpus"] == {"tokens": 1_000_000_000, "exact": True, "source": "exact: data/tokens/meta.json"}
+    assert figures["corpus"] == {"tokens": 1_000_000_000, "exact": True, "source": "exact: data/tokens/meta.json",
+                                 "bytes": 4_700_000_000}
     assert row(figures["pretraining"], model="Transformer")["updates"] == math.ceil(100 * 1e9 / 32_768)
     # the default's tokenized corpus (2,000 merges) is not the paper profile's: the plan estimates instead
     (no_data / "data/tokens/meta.json").write_text(json.dumps({"vocab_size": 3_387, "train": {"tokens": 7_255_475}}))

@@ -24,7 +24,9 @@ def reference_pages() -> list[Path]:
 
 def test_the_reference_pages_stay_within_their_budget():
     sizes = {page.name: len(page.read_bytes()) for page in reference_pages()}
-    assert sum(sizes.values()) <= 60 * 1024, sizes
+    # 72 KiB: the pages hold the paper-scale rehearsal of the data stages and the GPU science window beside the rest;
+    # what was measured once and no longer describes the code moves to docs/history/, outside the budget
+    assert sum(sizes.values()) <= 72 * 1024, sizes
 
 
 def test_every_relative_link_of_the_pages_resolves():

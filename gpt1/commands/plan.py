@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from gpt1.commands.plan_corpus import CorpusSize, corpus_size
+from gpt1.commands.plan_data import data_stage_rows, disk_rows, read_rates
 from gpt1.commands.plan_tasks import TaskWork, task_work, trained_tasks
 from gpt1.errors import UserError
 from gpt1.kinds import DISPLAY_NAMES, KINDS, LSTM, TRANSFORMER
@@ -150,10 +151,12 @@ def finetuning_rows(params, sizes, throughput: Throughput) -> list[dict]:
     return rows
 
 
-def plan(params, gpus: int = 1, throughput: Throughput = MEASURED) -> dict:
-    """Every figure `gpt1 plan` prints, as one dict (what --json writes)."""
+def plan(params, gpus: int = 1, throughput: Throughput = MEASURED, cores: int = 2) -> dict:
+    """Every figure `gpt1 plan` prints, as one dict (what --json writes); the data stages on `cores` CPU cores."""
     if gpus < 1:
         raise UserError(f"--gpus {gpus}: give at least 1 GPU")
+    if cores < 1:
+        raise UserError(f"--cores {cores}: give at least 1 core")
     vocab, vocab_source = vocab_size(params)
     sizes = model_sizes(params, vocab)
     corpus = corpus_size(params)
@@ -167,10 +170,14 @@ def plan(params, gpus: int = 1, throughput: Throughput = MEASURED) -> dict:
     # Jobs run side by side, one GPU each: the longest job, or the whole spread over the GPUs, whichever is longer.
     finetune_wall = max(jobs.get(longest, 0.0), finetune_hours / gpus)
     pretrain_wall = sum(row["wall_hours"] for row in pretraining)  # each kind's pretraining takes every GPU in turn
+    rates = read_rates()
+    data_stages = data_stage_rows(corpus.bytes, cores, rates) if rates is not None and corpus.bytes else None
     return dict(gpus=gpus, throughput={**asdict(throughput), "achieved_flops": throughput.flops},
                 vocab_size=vocab, vocab_source=vocab_source, corpus=asdict(corpus), epochs=params.pretrain.epochs,
                 pretraining=pretraining, finetuning=finetuning,
                 finetuning_jobs=jobs, longest_job=longest, finetuning_gpu_hours=finetune_hours,
                 finetuning_wall_hours=finetune_wall,
                 total_gpu_hours=sum(row["gpu_hours"] for row in pretraining) + finetune_hours,
-                total_wall_hours=pretrain_wall + finetune_wall, scored_with_another_model=trained_tasks(params)[1])
+                total_wall_hours=pretrain_wall + finetune_wall, scored_with_another_model=trained_tasks(params)[1],
+                cores=cores, data_stages=data_stages, data_stages_measured=rates is not None,
+                disk=disk_rows(params, corpus.bytes, corpus.tokens, sizes))

@@ -15,10 +15,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--throughput", type=Path, default=None, metavar="FILE",
                         help="a `gpt1 benchmark --output` JSON to take the FLOP rate from (default: the paper model "
                         "measured on an H200, docs/results/gpu/)")
+    parser.add_argument("--cores", type=int, default=None,
+                        help="CPU cores the data stages run on (default: every core this machine lets the command use)")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write the figures as JSON here")
 
 
 def main(args, params) -> None:
     from gpt1.commands import plan_report
 
-    plan_report.main(params, gpus=args.gpus, throughput=args.throughput, output=args.json)
+    import os
+
+    cores = args.cores if args.cores is not None else len(os.sched_getaffinity(0))
+    plan_report.main(params, gpus=args.gpus, throughput=args.throughput, output=args.json, cores=cores)

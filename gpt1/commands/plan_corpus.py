@@ -27,6 +27,7 @@ class CorpusSize:
     tokens: int | None  # None: a part's size is unknown
     exact: bool
     source: str  # where the figure comes from, as the plan prints it
+    bytes: int | None = None  # the training text's bytes (characters, once tokenized): what the data stages read
 
 
 # A vocabulary is bpe.merges + the corpus's base symbols + 3 special tokens; a tokenized corpus whose vocabulary
@@ -38,7 +39,8 @@ def corpus_size(params, meta: Path = TOKENS_META) -> CorpusSize:
     if meta.is_file():
         tokenized = json.loads(meta.read_text(encoding="utf-8"))
         if 0 < tokenized["vocab_size"] - 3 - params.bpe.merges <= MOST_BASE_SYMBOLS:
-            return CorpusSize(int(tokenized["train"]["tokens"]), True, f"exact: {meta}")
+            return CorpusSize(int(tokenized["train"]["tokens"]), True, f"exact: {meta}",
+                              int(tokenized["train"].get("characters", 0)) or None)
     merges = min(BYTES_PER_TOKEN, key=lambda known: abs(known - params.bpe.merges))
     per_token = BYTES_PER_TOKEN[merges]
     known, unknown, parts = 0, [], []
@@ -53,7 +55,7 @@ def corpus_size(params, meta: Path = TOKENS_META) -> CorpusSize:
            f"with {merges:,} merges")
     if unknown:
         return CorpusSize(None, False, f"{how}; unknown until prepared or set: {', '.join(unknown)}")
-    return CorpusSize(round(known / per_token), False, how)
+    return CorpusSize(round(known / per_token), False, how, known)
 
 
 def part_bytes(name: str, data) -> int | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpt1.commands.plan import MEASURED, plan, read_throughput
+from gpt1.commands.plan_data import MEASUREMENT
 from gpt1.files.atomic import atomic_write_text
 
 
@@ -54,6 +55,28 @@ def corpus_line(figures: dict) -> str:
     return f"Corpus: {size} ({corpus['source']}){unit}."
 
 
+def data_lines(figures: dict) -> list[str]:
+    """The data stages' wall time and peak memory on the given cores, and the disk the run takes."""
+    cores, stages = figures["cores"], figures["data_stages"]
+    if stages is None:
+        why = ("the corpus's size is unknown" if figures["data_stages_measured"]
+               else f"no measured rates ({MEASUREMENT} is not at hand)")
+        lines = [f"Data stages: not counted: {why}."]
+    else:
+        table = _table(stages, dict(stage="stage", hours="wall", peak_gb="peak memory (GB)"),
+                       dict(hours=duration, peak_gb=lambda gb: f"{gb:.2f}"))
+        source = MEASUREMENT.relative_to(MEASUREMENT.parents[2])
+        lines = [f"Data stages on {cores} CPU core{'s' if cores > 1 else ''}, one after another (fitted from "
+                 f"{source}: time as fixed + rate x corpus size, peak memory as a power of it, measured up to the "
+                 "largest size it lists; more cores by Amdahl's law from 1 and 2):",
+                 table,
+                 f"In all: {duration(sum(row['hours'] for row in stages))}; the most memory one stage takes: "
+                 f"{max(row['peak_gb'] for row in stages):.2f} GB."]
+    disk = _table(figures["disk"], dict(what="on disk", gb="GB"), dict(gb=lambda gb: f"{gb:.2f}"))
+    return [*lines, "", disk, f"In all: {sum(row['gb'] for row in figures['disk']):.2f} GB, besides the downloads, "
+            "fine-tuning's runs and the environment; evaluation and the analyses are not counted."]
+
+
 def render(figures: dict) -> str:
     gpus, rate = figures["gpus"], figures["throughput"]
     jobs, longest = figures["finetuning_jobs"], figures["longest_job"]
@@ -80,7 +103,7 @@ def render(figures: dict) -> str:
              f"{duration(jobs[longest]) if longest else '0 s'}) or all jobs / {gpus} "
              f"({duration(figures['finetuning_gpu_hours'] / gpus)}), whichever is longer.",
              f"In all: {figures['total_gpu_hours']:.3g} GPU-hours; {duration(figures['total_wall_hours'])} on "
-             f"{_gpus(gpus)} (pretraining, then fine-tuning).", "",
+             f"{_gpus(gpus)} (pretraining, then fine-tuning).", "", *data_lines(figures), "",
              "Assumptions:",
              f"- vocabulary {figures['vocab_size']:,} ({figures['vocab_source']})",
              "- FLOPs: pretraining 6 N + 12 L d T a token (as the benchmark's MFU; the LSTM 6 N), fine-tuning 6 N a "
@@ -94,8 +117,8 @@ def render(figures: dict) -> str:
     return "\n".join(lines)
 
 
-def main(params, gpus: int = 1, throughput: Path | None = None, output: Path | None = None) -> dict:
-    figures = plan(params, gpus, MEASURED if throughput is None else read_throughput(throughput))
+def main(params, gpus: int = 1, throughput: Path | None = None, output: Path | None = None, cores: int = 2) -> dict:
+    figures = plan(params, gpus, MEASURED if throughput is None else read_throughput(throughput), cores)
     print(render(figures))
     if output is not None:
         atomic_write_text(output, json.dumps(figures, indent=2) + "\n")

@@ -1,0 +1,68 @@
+"""The tools that measure how cost grows (tools/measure_data_scale.py, measure_loader.py, measure_dag_overhead.py):
+their fits, their rates and their stand-ins, on small inputs; the measurements themselves are long and run by hand
+(docs/paper-run.md)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tool(name: str):
+    sys.path.insert(0, str(ROOT / "tools"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+data_scale = _tool("measure_data_scale")
+loader = _tool("measure_loader")
+dag_overhead = _tool("measure_dag_overhead")
+
+
+def test_the_fits_recover_a_power_law_and_a_line():
+    sizes = [10.0, 30.0, 100.0, 1000.0]
+    power = data_scale.fit(sizes, [0.5 * size ** 0.6 for size in sizes])
+    assert power["k"] == pytest.approx(0.6) and power["k_largest"] == pytest.approx(0.6)
+    assert power["power_at_books1"] == pytest.approx(0.5 * 6_700 ** 0.6, rel=1e-3)
+    bent = data_scale.fit(sizes, [1.0, 1.0, 2.0, 2.0 * 10 ** 0.5])  # flat at first, then growing as size^0.5
+    assert bent["k_largest"] == pytest.approx(0.5) and bent["k"] < 0.5
+    assert bent["power_at_books1"] == pytest.approx(2.0 * 10 ** 0.5 * 6.7 ** 0.5, rel=1e-3)
+    line = data_scale.fit(sizes, [12.0 + 0.4 * size for size in sizes])
+    assert (line["fixed"], line["per_mb"]) == (pytest.approx(12.0), pytest.approx(0.4))
+    assert line["line_at_books1"] == pytest.approx(12.0 + 0.4 * 6_700, rel=1e-3)
+    assert 0.85 < line["k_largest"] < 1.0  # the fixed cost still shows between the largest two
+
+
+def test_fits_are_per_core_count_and_need_two_sizes():
+    def run(size_mb, cores, wall):
+        stages = {stage: {"wall_s": wall, "peak_rss_gb": 0.1, "peak_total_rss_gb": 0.2} for stage in data_scale.STAGES}
+        return {"size_mb": size_mb, "cores": cores, "stages": stages}
+
+    fitted = data_scale.fits([run(10, 2, 5.0), run(100, 2, 50.0), run(10, 1, 9.0)])
+    assert list(fitted) == ["2"]  # one size on one core: nothing to fit
+    assert fitted["2"]["prepare"]["wall_s"]["k"] == pytest.approx(1.0)
+    assert set(fitted["2"]["bpe"]) == {"wall_s", "peak_rss_gb", "peak_total_rss_gb"}
+
+
+def test_the_loader_rate_counts_the_tokens_of_the_batches_it_drew(tmp_path):
+    path = tmp_path / "train.bin"
+    loader.random_tokens(path, 100_000, chunk=30_000)
+    tokens = np.memmap(path, dtype=np.uint16, mode="r")
+    assert len(tokens) == 100_000 and tokens.max() < 40_481
+    rate, batches = loader.tokens_per_second(tokens, batch=4, length=64, seconds=0.2)
+    assert batches > 0 and rate > 0
+
+
+def test_a_stand_in_writes_each_output_a_file_or_a_folder(tmp_path):
+    command = dag_overhead.STAND_IN + " data/tokens results/metrics.json"
+    subprocess.run(command, shell=True, cwd=tmp_path, check=True)
+    assert (tmp_path / "data/tokens/x").is_file() and (tmp_path / "results/metrics.json").is_file()
