@@ -5,7 +5,6 @@ which downloads wheels and runs the data stages."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -14,19 +13,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from tool_modules import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _tool(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-gpu_bundle = _tool("gpu_bundle")
-gpu_check = _tool("gpu_check")
+gpu_bundle = load_tool("gpu_bundle")
+gpu_check = load_tool("gpu_check")
 
 
 def test_the_bundle_carries_every_locked_package_but_the_images_and_the_data_stages_with_its_hashes(tmp_path):

@@ -9,6 +9,7 @@ import pytest
 
 from gpt1.commands import plan_data
 from gpt1.commands.plan import plan
+from gpt1.errors import UserError
 from gpt1.commands.plan_data import PowerLaw, StageRate, data_stage_rows, disk_rows, read_rates
 from gpt1.params.schema import load_params
 from tiny import ROOT
@@ -66,3 +67,9 @@ def test_the_paper_plan_counts_the_data_stages_from_the_measurement(tmp_path, mo
     megabytes = figures["corpus"]["bytes"] / 1e6
     assert rows["bpe"]["hours"] == pytest.approx((fit["wall_s"]["fixed"] + fit["wall_s"]["per_mb"] * megabytes) / 3600)
     assert [row["what"] for row in figures["disk"]][-1].startswith("DVC cache")
+
+
+def test_no_cores_is_one_line_naming_the_option():
+    params = load_params(ROOT / "params.yaml", [ROOT / "profiles" / "tiny.yaml"])
+    with pytest.raises(UserError, match="--cores 0: give at least 1 core"):
+        plan(params, cores=0)

@@ -4,28 +4,18 @@ their fits, their rates and their stand-ins, on small inputs; the measurements t
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _tool(name: str):
-    sys.path.insert(0, str(ROOT / "tools"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tool_modules import load_tool
 
 
-data_scale = _tool("measure_data_scale")
-loader = _tool("measure_loader")
-dag_overhead = _tool("measure_dag_overhead")
+data_scale = load_tool("measure_data_scale")
+loader = load_tool("measure_loader")
+dag_overhead = load_tool("measure_dag_overhead")
+measure = load_tool("measure")
 
 
 def test_the_fits_recover_a_power_law_and_a_line():
@@ -66,3 +56,17 @@ def test_a_stand_in_writes_each_output_a_file_or_a_folder(tmp_path):
     command = dag_overhead.STAND_IN + " data/tokens results/metrics.json"
     subprocess.run(command, shell=True, cwd=tmp_path, check=True)
     assert (tmp_path / "data/tokens/x").is_file() and (tmp_path / "results/metrics.json").is_file()
+
+
+def test_a_scratch_copy_replaces_only_its_own_folder(tmp_path):
+    """A measurement's --work may name any folder: an existing one it did not make is refused, never removed."""
+    theirs = tmp_path / "theirs"
+    (theirs / "notes.txt").parent.mkdir()
+    (theirs / "notes.txt").write_text("a user's file")
+    with pytest.raises(SystemExit, match="no scratch copy a measurement made"):
+        measure.scratch_copy(theirs)
+    assert (theirs / "notes.txt").read_text() == "a user's file"
+    ours = measure.scratch_copy(tmp_path / "ours")
+    assert (ours / "params.yaml").is_file() and not (ours / "data").exists()
+    (ours / "stale").write_text("left by the last run")
+    assert not (measure.scratch_copy(ours) / "stale").exists()  # its own copy is replaced

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -96,6 +97,25 @@ def from_time_log(log: Path) -> dict:
     return {"command": field("Command being timed").strip('"'), "wall_s": round(wall, 1), "wall": clock(wall),
             "peak_rss_gb": round(int(field("Maximum resident set size (kbytes)")) / 1e6, 2),
             "exit_status": int(field("Exit status")), **pytest_counts(text)}
+
+
+SCRATCH_MARK = ".measure-scratch"  # in every scratch copy this module made, so that only those are ever removed
+
+
+def scratch_copy(target: Path) -> Path:
+    """The project's tracked files copied into `target` (no data/, no results/), for a measurement to run in. A
+    `target` left by an earlier measurement is replaced; any other existing path is refused, never removed."""
+    if target.exists():
+        if not (target / SCRATCH_MARK).is_file():
+            raise SystemExit(f"{target} exists and is no scratch copy a measurement made: choose another --work")
+        shutil.rmtree(target)
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    for name in filter(None, files.split("\0")):
+        if (ROOT / name).is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, target / name)
+    (target / SCRATCH_MARK).write_text("made by tools/measure.py\n")
+    return target
 
 
 def disk_gb(folder: Path) -> float:

@@ -42,14 +42,7 @@ def scratch_repository(work: Path, profile: str | None) -> Path:
     sys.path.insert(0, str(ROOT))
     from gpt1.params.files import compose_raw
 
-    repository = work / (profile or "default")
-    if repository.exists():
-        shutil.rmtree(repository)
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    for name in filter(None, files.split("\0")):
-        if (ROOT / name).is_file():
-            (repository / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, repository / name)
+    repository = measure.scratch_copy(work / (profile or "default"))
     if profile:
         raw, _ = compose_raw(ROOT / "params.yaml", [ROOT / "profiles" / f"{profile}.yaml"])
         (repository / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))

@@ -42,16 +42,7 @@ BOOKS1_BYTES = 6.7e9  # the paper profile's corpus, to which the fits are extrap
 
 def scratch_project(work: Path) -> Path:
     """A copy of the project's tracked files (no data/, no results/) to run the stages in."""
-    project = work / "project"
-    if project.exists():
-        shutil.rmtree(project)
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True)
-    for name in filter(None, files.stdout.split("\0")):
-        target = project / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if (ROOT / name).is_file():
-            shutil.copy2(ROOT / name, target)
-    return project
+    return measure.scratch_copy(work / "project")
 
 
 def profile(project: Path, corpus: Path, merges: int) -> Path:
