@@ -28,6 +28,7 @@ import pytest
 import torch
 import yaml
 
+from gpt1.params.schedule import log_spaced_updates
 from gpt1.pipeline.stage_table import STAGES, module_name
 from test_ddp import raw_params
 from test_pipeline import BIN, ROOT, _fresh_copy, _run, _tiny_params
@@ -188,8 +189,33 @@ def _assert_the_weights_of_an_uninterrupted_run(project: Path, uninterrupted: Pa
 
 
 # Longer than two attempts under a one-minute SLURM limit on one CPU: 30,000 tiny updates.
-OVER_THE_LIMIT = {"pretrain": {"max_steps": 30000, "eval_interval": 10000, "save_interval": 10000, "checkpoints": 3},
-                  "analysis": {"transfer_curve_steps": [173]}}  # a kept checkpoint of 30,000 updates (1, 173, 30000)
+ATTEMPT_SECONDS = 45  # what an attempt under a one-minute limit trains at most: the limit less its margin
+CALIBRATION_SECONDS = 20
+
+
+def _over_the_limit(project: Path, scratch: Path) -> dict:
+    """Params whose pretraining needs about three and a half attempts' time on this machine, however fast it is: the
+    update rate is measured first, by a run of this project's tokens stopped after CALIBRATION_SECONDS (its start
+    counted in, so the rate is low and the run longer than planned, never shorter). At least three attempts are
+    then needed; a fixed length trained three attempts on one machine and outlasted seven on a slower one. The
+    test allows twenty, so attempts several times slower than the calibration (a busy machine) still finish."""
+    shutil.copytree(project / "profiles", scratch / "profiles")
+    shutil.copytree(project / "data/tokens", scratch / "data/tokens")
+    shutil.copy(project / "params.yaml", scratch / "params.yaml")
+    endless = 10**6  # updates: more than CALIBRATION_SECONDS train on any machine
+    (scratch / "endless.yaml").write_text(yaml.safe_dump({
+        "pretrain": {"max_steps": endless, "eval_interval": endless, "save_interval": endless, "checkpoints": 3},
+        "analysis": {"transfer_curve_steps": [log_spaced_updates(endless, 3)[1]]}}))
+    stopped = subprocess.run(["timeout", "-s", "TERM", str(CALIBRATION_SECONDS), str(BIN / "gpt1"), "--profile",
+                              "profiles/tiny.yaml", "--profile", "endless.yaml", "pretrain", "--kind", "transformer"],
+                             cwd=scratch, capture_output=True, text=True, env={**os.environ, **SNAKEMAKE_THREADS})
+    stop = re.search(r"stopped by SIGTERM after update (\d+)", stopped.stdout + stopped.stderr)
+    assert stop, stopped.stderr[-2000:]
+    updates = int(stop.group(1))
+    steps = max(300, round(updates / CALIBRATION_SECONDS * ATTEMPT_SECONDS * 3.5))
+    middle = log_spaced_updates(steps, 3)[1]
+    return {"pretrain": {"max_steps": steps, "eval_interval": steps, "save_interval": steps, "checkpoints": 3},
+            "analysis": {"transfer_curve_steps": [middle]}}  # a kept checkpoint: the curve starts from kept ones
 
 
 def test_a_pretraining_job_longer_than_its_time_limit_finishes_over_several_attempts_bit_for_bit(tmp_path):
@@ -199,13 +225,16 @@ def test_a_pretraining_job_longer_than_its_time_limit_finishes_over_several_atte
     until one finishes, inside its limit: no attempt is cut or marked TIMEOUT by SLURM, which would have retried a
     finished run from its start. The final weights equal an uninterrupted run's, bit for bit."""
     project = _fresh_copy(tmp_path / "limited")
-    (project / "over_the_limit.yaml").write_text(yaml.safe_dump(OVER_THE_LIMIT))
+    _run([str(BIN / "snakemake"), "--cores", "2", "--configfile", "profiles/tiny.yaml", "--", "data/tokens"], project)
+    over_the_limit = _over_the_limit(project, tmp_path / "calibration")
+    (project / "over_the_limit.yaml").write_text(yaml.safe_dump(over_the_limit))
+    steps = over_the_limit["pretrain"]["max_steps"]
     target = "data/pretrain/transformer/model.safetensors"
     first_resource = ON_THIS_CLUSTER.index("--set-resources") + 1
     on_this_cluster = [*ON_THIS_CLUSTER[:first_resource], "pretrain:runtime=1", *ON_THIS_CLUSTER[first_resource:]]
     controller_log = Path(CLUSTER) / "log" / "slurmctld.log"
     limits_before = controller_log.read_text().count("Time limit exhausted")
-    _run([str(BIN / "snakemake"), *on_this_cluster, "--retries", "6", "--configfile", "profiles/tiny.yaml",
+    _run([str(BIN / "snakemake"), *on_this_cluster, "--retries", "20", "--configfile", "profiles/tiny.yaml",
           "over_the_limit.yaml", "--", target], project)
     assert controller_log.read_text().count("Time limit exhausted") == limits_before
     attempts = sorted((project / ".snakemake/slurm_logs/rule_pretrain/transformer").glob("*.log"),
@@ -215,10 +244,10 @@ def test_a_pretraining_job_longer_than_its_time_limit_finishes_over_several_atte
     assert all("time limit is near" in log for log in logs[:-1]), logs[0][-2000:]
     resumed = [int(re.search(r"resuming transformer pretraining from \S+ at update (\d+)", log).group(1))
                for log in logs[1:]]
-    assert resumed == sorted(set(resumed)) and 0 < resumed[0] and resumed[-1] < 30000, resumed
+    assert resumed == sorted(set(resumed)) and 0 < resumed[0] and resumed[-1] < steps, resumed
     _assert_the_weights_of_an_uninterrupted_run(project, tmp_path / "uninterrupted", "over_the_limit.yaml", target)
-    print(f"\npretraining under a one-minute SLURM limit: {len(logs)} attempts, each stopping itself before the "
-          f"limit, resumed at updates {resumed}: final weights equal to an uninterrupted run's, bit for bit")
+    print(f"\npretraining {steps} updates under a one-minute SLURM limit: {len(logs)} attempts, each stopping itself "
+          f"before the limit, resumed at updates {resumed}: final weights equal to an uninterrupted run's, bit for bit")
 
 
 LONGER_FINETUNE = {"finetune": {"seeds": [1, 2], "epochs": 30, "save_interval": 1}}  # 60 updates a seed, each saved

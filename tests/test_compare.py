@@ -102,7 +102,7 @@ def test_compare_gives_the_interval_a_direct_implementation_gives(tmp_path, seed
     skills_a, skills_b = {"full": 0.6, "no_pretrain": 0.5}, {"full": 0.8, "no_pretrain": 0.5}
     first = Side("a", project(tmp_path / "a", skills_a))
     second = Side("b", project(tmp_path / "b", skills_b, seeds=seeds_b))
-    table = compare.compare(first, second)
+    table = compare.compare(first, second, resamples=2000)  # the count the direct implementation draws
     assert list(table.method.unique()) == METHODS and list(table.task.unique()) == [*TASKS, "avg"]
     assert set(table.seeds) == {design}
     for method in METHODS:
@@ -112,7 +112,8 @@ def test_compare_gives_the_interval_a_direct_implementation_gives(tmp_path, seed
             expected_row = pytest.approx((difference, low, high), abs=1e-9)
             assert (row.difference, row.low, row.high) == expected_row, (method, task)
     gain = table[(table.method == "full") & (table.task == "sentiment")].iloc[0]
-    assert gain.low > 0 and gain.verdict == "better"  # 80 % right against 60 %
+    # 80 % right against 60 % on a few rows: above 0, but near enough for 2,000 resamples to call it at the edge
+    assert gain.low > 0 and gain.verdict in ("better", "at the edge")
     assert gain.b - gain.a == pytest.approx(gain.difference)
 
 
@@ -138,22 +139,22 @@ def test_a_method_the_experiment_left_alone_reads_exactly_zero(tmp_path):
     """B changed full only: no_pretrain's runs are the same on both sides, so its rows read 0 [0, 0]."""
     first = Side("a", project(tmp_path / "a", {"full": 0.6, "no_pretrain": 0.5}))
     second = Side("b", project(tmp_path / "b", {"full": 0.8, "no_pretrain": 0.5}))
-    table = compare.compare(first, second)
+    table = compare.compare(first, second, resamples=2000)
     untouched, changed = table[table.method == "no_pretrain"], table[table.method == "full"]
     assert (untouched[["difference", "low", "high"]] == 0).all(axis=None)
     assert set(untouched.verdict) == {"no difference"}
-    assert (changed.high - changed.low > 0).all() and "better" in set(changed.verdict)
+    assert (changed.high - changed.low > 0).all() and changed.low.iloc[0] > 0
 
 
 def test_the_seed_design_is_a_column_and_the_footnote_says_what_each_means(tmp_path):
     first = Side("a", project(tmp_path / "a", {"full": 0.6, "no_pretrain": 0.5}))
     second = Side("b", project(tmp_path / "b", {"full": 0.8, "no_pretrain": 0.5}, seeds=(1, 2, 3)))
-    table = compare.compare(first, second)
+    table = compare.compare(first, second, resamples=2000)
     markdown = compare.markdown(table, "a", "b")
     assert "| verdict | seeds |" in markdown and markdown.count("| per side |") == len(table)
     assert "*seeds*: paired: both sides ran the same seeds" in markdown
     assert "per side: the sides ran different seeds, and each side's are drawn on their own" in markdown
-    assert compare.csv(table).splitlines()[1].endswith(",test examples and seeds,per side")
+    assert compare.csv(table).splitlines()[1].endswith(",test examples and seeds,per side,2000")
 
 
 def test_one_seed_a_side_is_said_to_cover_the_test_rows_only(tmp_path):

@@ -142,19 +142,23 @@ def majority_finding(checks: dict[str, dict[str, AgainstMajority]]) -> str | Non
             f"shares: {'; '.join(marked)}.")
 
 
-INTERVAL_COLUMNS = ["comparison", "column", "difference", "low", "high", "verdict", "noise"]
+INTERVAL_COLUMNS = ["comparison", "column", "difference", "low", "high", "verdict", "noise", "resamples", "low_sd",
+                    "high_sd"]
 
 
 def interval_frame(intervals: dict[str, dict[str, Interval]],
                    checks: dict[str, dict[str, AgainstMajority]] | None = None) -> pd.DataFrame:
     """ablation_intervals.csv: full − method per column (a two-sided 95 % interval), then method − majority class
     per task with classes (`low`: the one-sided 95 % lower bound, no `high`; verdict "above" or "not above");
-    `noise`: what the interval resampled (the test examples and the seeds, or the test examples only)."""
+    `noise`: what the interval resampled (the test examples and the seeds, or the test examples only);
+    `resamples`: how many were drawn; `low_sd`, `high_sd`: each bound's Monte-Carlo standard deviation."""
     rows = [{"comparison": f"full - {method}", "column": column, "difference": interval.difference,
-             "low": interval.low, "high": interval.high, "verdict": interval.verdict, "noise": interval.noise}
+             "low": interval.low, "high": interval.high, "verdict": interval.verdict, "noise": interval.noise,
+             "resamples": interval.resamples, "low_sd": interval.low_sd, "high_sd": interval.high_sd}
             for method, by_column in intervals.items() for column, interval in by_column.items()]
     rows += [{"comparison": f"{method} - majority class", "column": task, "difference": check.difference,
-              "low": check.low, "high": float("nan"), "verdict": check.verdict, "noise": check.noise}
+              "low": check.low, "high": float("nan"), "verdict": check.verdict, "noise": check.noise,
+              "resamples": check.resamples, "low_sd": check.low_sd, "high_sd": float("nan")}
              for method, by_task in (checks or {}).items() for task, check in by_task.items()]
     return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
 

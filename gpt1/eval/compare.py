@@ -28,8 +28,8 @@ import pandas as pd
 from gpt1.data.records import TaskSpec
 from gpt1.data.task_data import seeded_subset
 from gpt1.errors import UserError
-from gpt1.eval.intervals import (NOISE, SEED_DESIGNS, Interval, Predictions, paired_differences, read_predictions,
-                                 resampled_scores)
+from gpt1.eval.intervals import (BOUND_SD, EDGE_SDS, NOISE, SEED_DESIGNS, Interval, Predictions, paired_differences,
+                                 read_predictions, resampled_scores)
 from gpt1.layout import FINETUNE as FINETUNE_FOLDER, RESULTS, TASK_SPEC, TASKS, run_predictions, split_file
 from gpt1.params.files import DEFAULT_PARAMS
 
@@ -39,8 +39,10 @@ TEST_SPLIT = split_file("task", "test").name  # a task's test split, as prepare 
 FINETUNE = RESULTS / FINETUNE_FOLDER  # results/finetune: <method>/<task>/seed<S>/
 AVERAGE = "avg"
 # What B − A's interval says, from Interval.verdict (above 0: "supported").
-VERDICTS = {"supported": "better", "reversed": "worse", "not supported": "no difference"}
-COLUMNS = ["method", "task", "metric", "a", "b", "difference", "low", "high", "verdict", "noise", "seeds"]
+VERDICTS = {"supported": "better", "reversed": "worse", "not supported": "no difference",
+            "at the edge": "at the edge"}
+COLUMNS = ["method", "task", "metric", "a", "b", "difference", "low", "high", "verdict", "noise", "seeds",
+           "resamples"]
 
 
 @dataclass(frozen=True)
@@ -187,9 +189,10 @@ def _score(metric: str, predictions: Predictions, classes: int) -> float:
     return 100 * float(resampled_scores(metric, predictions, np.arange(len(predictions.labels))[None], classes)[0])
 
 
-def compare(first: Side, second: Side) -> pd.DataFrame:
+def compare(first: Side, second: Side, resamples: int | None = None) -> pd.DataFrame:
     """One row per (method, task) both sides ran, and per method the average over those tasks: A's and B's scores,
-    B − A with its 95 % interval (×100) and the verdict."""
+    B − A with its 95 % interval (×100) and the verdict. `resamples`: a fixed count (None: as many as the bounds
+    need, gpt1/eval/intervals.py)."""
     runs_a, runs_b = first.runs(), second.runs()
     methods, tasks_in_order = first.order()
     rows = []
@@ -212,14 +215,15 @@ def compare(first: Side, second: Side) -> pd.DataFrame:
             scores[task] = (metric, _score(metric, a, classes[task]), _score(metric, b, classes[task]))
         if not pairs:
             continue
-        intervals: dict[str, Interval] = paired_differences(pairs, classes=classes, seeds_paired=seeds_paired)
+        intervals: dict[str, Interval] = paired_differences(pairs, resamples, classes, seeds_paired=seeds_paired)
         if len(tasks) > 1:
             scores[AVERAGE] = ("mean of tasks", *(float(np.mean([scores[t][i] for t in tasks])) for i in (1, 2)))
         for column, (metric, score_a, score_b) in scores.items():
             interval = intervals[column]
             rows.append({"method": method, "task": column, "metric": metric, "a": score_a, "b": score_b,
                          "difference": interval.difference, "low": interval.low, "high": interval.high,
-                         "verdict": VERDICTS[interval.verdict], "noise": interval.noise, "seeds": interval.seeds})
+                         "verdict": VERDICTS[interval.verdict], "noise": interval.noise, "seeds": interval.seeds,
+                         "resamples": interval.resamples})
     if not rows:
         raise UserError(f"{first.name} and {second.name} share no fine-tuning method and task to compare")
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -245,8 +249,9 @@ SEEDS_FOOTNOTE = (f"*seeds*: {SEED_DESIGNS[True]}: both sides ran the same seeds
 
 def markdown(table: pd.DataFrame, first: str, second: str) -> str:
     lines = [f"B − A, ×100: B = {second}, A = {first}. [95 % interval: two-level bootstrap, the same test examples "
-             "resampled for both sides, then the seeds (see *seeds*)]; better / worse: the interval lies above / below "
-             "0.", "",
+             "resampled for both sides, then the seeds (see *seeds*), as many resamples as each bound needs to move by at "
+             f"most {BOUND_SD} points with another draw (the CSV's *resamples*)]; better / worse: the interval lies "
+             f"above / below 0; at the edge: a bound lies within {EDGE_SDS:g} of those deviations of 0.", "",
              "| method | task | metric | A | B | B − A [95 % interval] | verdict | seeds |", "|" + "---|" * 8]
     lines += [f"| {row.method} | {row.task} | {row.metric} | {row.a:.1f} | {row.b:.1f} | {row.difference:+.1f} "
               f"[{row.low:+.1f}, {row.high:+.1f}] | {row.verdict}{'' if row.noise == NOISE[True] else ' ‡'} | "

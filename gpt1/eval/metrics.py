@@ -1,7 +1,9 @@
 """The paper's metrics per task (TaskSpec.metrics), implemented once for evaluation and the bootstrap.
 
 `metric_values` computes a metric on every row of (rows, examples) arrays at once: one row is a test set as
-evaluated (`score`), many rows its bootstrap resamples (gpt1/eval/intervals.py). F1 and the Matthews correlation
+evaluated (`score`). `drawn_metric_values` computes it on the test sets that bootstrap resamples draw
+(gpt1/eval/intervals.py), from how often each resample draws each example: one matrix product of those counts with
+per-example terms (correct or not, confusion indicators, the Pearson sums) instead of gathering every drawn row. F1 and the Matthews correlation
 follow scikit-learn's formulas from confusion counts (whole numbers, so any summation order gives its values
 exactly); Pearson's r centres both sides and divides by the norms; Spearman's ρ is Pearson's r of the ranks
 (scipy's rankdata, imported where needed: scipy takes a second to import on two cores).
@@ -31,19 +33,26 @@ class Scores:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _confusion_counts(gold: np.ndarray, predicted: np.ndarray, classes: int):
-    """Per row and label: gold count, predicted count and correct count (float64, whole numbers)."""
+def _indicators(gold: np.ndarray, predicted: np.ndarray, classes: int):
+    """Per example and label: whether it is the gold label, the predicted one, and both."""
     gold, predicted = gold.astype(np.int64), predicted.astype(np.int64)
     labels = np.arange(max(classes, int(gold.max()) + 1, int(predicted.max()) + 1))
     is_gold, is_predicted = gold[..., None] == labels, predicted[..., None] == labels
-    as_float = lambda counts: counts.sum(axis=-2, dtype=np.float64)  # noqa: E731
-    return as_float(is_gold), as_float(is_predicted), as_float(is_gold & is_predicted)
+    return is_gold, is_predicted, is_gold & is_predicted
+
+
+def _confusion_counts(gold: np.ndarray, predicted: np.ndarray, classes: int):
+    """Per row and label: gold count, predicted count and correct count (float64, whole numbers)."""
+    return tuple(indicator.sum(axis=-2, dtype=np.float64) for indicator in _indicators(gold, predicted, classes))
 
 
 def _f1(gold: np.ndarray, predicted: np.ndarray, classes: int) -> np.ndarray:
+    return _f1_of_counts(*_confusion_counts(gold, predicted, classes), classes)
+
+
+def _f1_of_counts(true_sum: np.ndarray, pred_sum: np.ndarray, correct: np.ndarray, classes: int) -> np.ndarray:
     """F1 of label 1 for a two-label task (MRPC, QQP: "paraphrase", "duplicate"), else the mean F1 over the labels
     present in gold or predictions; 0 where undefined (scikit-learn's zero_division=0)."""
-    true_sum, pred_sum, correct = _confusion_counts(gold, predicted, classes)
     denominator = true_sum + pred_sum
     with np.errstate(invalid="ignore", divide="ignore"):
         per_label = np.where(denominator > 0, 2.0 * correct / denominator, 0.0)
@@ -54,8 +63,11 @@ def _f1(gold: np.ndarray, predicted: np.ndarray, classes: int) -> np.ndarray:
 
 
 def _matthews(gold: np.ndarray, predicted: np.ndarray, classes: int) -> np.ndarray:
+    return _matthews_of_counts(*_confusion_counts(gold, predicted, classes))
+
+
+def _matthews_of_counts(true_sum: np.ndarray, pred_sum: np.ndarray, correct: np.ndarray) -> np.ndarray:
     """The Matthews correlation (multi-class as scikit-learn's); 0 where undefined."""
-    true_sum, pred_sum, correct = _confusion_counts(gold, predicted, classes)
     samples = pred_sum.sum(axis=-1)
     covariance = correct.sum(axis=-1) * samples - (true_sum * pred_sum).sum(axis=-1)
     spreads = (samples ** 2 - (pred_sum * pred_sum).sum(axis=-1)) * (samples ** 2 - (true_sum * true_sum).sum(axis=-1))
@@ -88,6 +100,40 @@ def metric_values(metric: str, gold: np.ndarray, predicted: np.ndarray, classes:
     if metric == "matthews":
         return _matthews(gold, predicted, classes)
     raise UserError(f"unknown metric {metric!r}; use one of accuracy, f1, matthews, pearson, spearman")
+
+
+def drawn_metric_values(metric: str, counts: np.ndarray, gold: np.ndarray, predicted: np.ndarray,
+                        classes: int = 2) -> np.ndarray:
+    """`metric` on each test set a row of `counts` (resamples, examples) draws: counts[r, i] is how often resample r
+    draws example i. Accuracy, F1 and the Matthews correlation come from whole-number counts, so they equal
+    `metric_values` on the drawn rows exactly; Pearson's r from the weighted sums of the centred values, equal to
+    rounding. Spearman's ρ ranks each resample's rows again and has no such form: give it the rows."""
+    gold, predicted = np.asarray(gold), np.asarray(predicted)
+    if metric == "accuracy":
+        return counts @ (predicted == gold).astype(np.float64) / counts.sum(axis=-1)
+    if metric == "pearson":
+        return _drawn_pearson(counts, gold.astype(float), predicted.astype(float))
+    if metric in ("f1", "matthews"):
+        is_gold, is_predicted, both = _indicators(gold, predicted, classes)
+        sums = counts @ np.concatenate([is_gold, is_predicted, both], axis=-1).astype(np.float64)
+        true_sum, pred_sum, correct = np.split(sums, 3, axis=-1)
+        return _f1_of_counts(true_sum, pred_sum, correct, classes) if metric == "f1" else \
+            _matthews_of_counts(true_sum, pred_sum, correct)
+    raise UserError(f"no drawn-count form of metric {metric!r}: resample it from the drawn rows (metric_values)")
+
+
+def _drawn_pearson(counts: np.ndarray, gold: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Pearson's r of each drawn test set from weighted sums (centred on the whole set's means first, so the sums do
+    not cancel); 0 where a drawn set is constant."""
+    gold, predicted = gold - gold.mean(), predicted - predicted.mean()
+    sums = counts @ np.stack([np.ones_like(gold), gold, predicted, gold * gold, predicted * predicted,
+                              gold * predicted], axis=-1)
+    size, gold_sum, predicted_sum, gold_squares, predicted_squares, products = np.moveaxis(sums, -1, 0)
+    covariance = products - gold_sum * predicted_sum / size
+    spread = np.sqrt(np.maximum(gold_squares - gold_sum ** 2 / size, 0.0) *
+                     np.maximum(predicted_squares - predicted_sum ** 2 / size, 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(spread > 1e-12 * size, covariance / spread, 0.0)
 
 
 def _correlation(name: str, gold: np.ndarray, predicted: np.ndarray) -> tuple[float, str | None]:

@@ -16,8 +16,8 @@ import pandas as pd
 
 from gpt1.data.paper_tasks import PAPER_TASKS
 from gpt1.data.records import TaskSpec
-from gpt1.eval.intervals import (NOISE, RESAMPLES, RNG_SEED, bootstrap_scores, draw_rows, percentile_interval,
-                                 read_predictions)
+from gpt1.eval.intervals import (BOUND_SD, NOISE, RESAMPLES, RNG_SEED, TWO_SIDED, average, read_predictions,
+                                 resample, side_block)
 from gpt1.eval.run_files import run_metrics
 from gpt1.layout import finetune_run
 from gpt1.methods import FULL
@@ -32,7 +32,7 @@ def without_paper_result(tasks) -> list[str]:
 
 
 COLUMNS = ["table", "paper_task", "paper", "task", "relation", "metric", "seeds", "mean", "std", "low", "high",
-           "noise", "difference"]
+           "noise", "difference", "resamples"]
 
 
 def is_stand_in(task: str) -> bool:
@@ -41,39 +41,42 @@ def is_stand_in(task: str) -> bool:
 
 
 def comparison(results_dir: Path, specs: dict[str, TaskSpec], seeds: list[int],
-               resamples: int = RESAMPLES) -> tuple[pd.DataFrame, dict | None]:
+               resamples: int | None = None) -> tuple[pd.DataFrame, dict | None]:
     """A row per selected task: ours (mean, std over seeds and the two-level bootstrap interval of the seeds' mean:
     test examples and seeds resampled, ×100, on the paper's metric) beside the paper's score; and the GLUE mean when
     every GLUE task is the paper's own."""
-    rng = np.random.default_rng(RNG_SEED)
-    rows, resampled = [], {}
     apart = without_paper_result(specs)
-    for task, spec in specs.items():
-        if task in apart:
-            continue
+    compared = {task: spec for task, spec in specs.items() if task not in apart}
+    runs = {task: [finetune_run(task, METHOD, seed, results_dir, spec.model_of) for seed in seeds]
+            for task, spec in compared.items()}
+    blocks, per_seed = {}, {}
+    for task, spec in compared.items():
+        metric = PAPER_SCORES[COMPARED_WITH[task]].metric
+        per_seed[task] = [100 * run_metrics(run, f"the finetune stage (method {METHOD})")["test"][metric]
+                          for run in runs[task]]
+        predictions = read_predictions(runs[task])
+        blocks[task] = (len(predictions.labels), side_block(metric, predictions, len(spec.labels)))
+    resampled = resample(blocks, np.random.default_rng(RNG_SEED), TWO_SIDED, resamples)
+    rows = []
+    for task in compared:
         paper_task = COMPARED_WITH[task]
         paper = PAPER_SCORES[paper_task]
-        runs = [finetune_run(task, METHOD, seed, results_dir, spec.model_of) for seed in seeds]
-        per_seed = [100 * run_metrics(run, f"the finetune stage (method {METHOD})")["test"][paper.metric]
-                    for run in runs]
-        predictions = read_predictions(runs)
-        values = 100 * bootstrap_scores(paper.metric, predictions, draw_rows(len(predictions.labels), rng, resamples),
-                                        rng, len(spec.labels))
-        resampled[task] = values
-        low, high = percentile_interval(values)
-        mean, std = float(np.mean(per_seed)), float(np.std(per_seed, ddof=1)) if len(seeds) > 1 else 0.0
+        low, high = resampled[task].bounds
+        mean = float(np.mean(per_seed[task]))
+        std = float(np.std(per_seed[task], ddof=1)) if len(seeds) > 1 else 0.0
         rows.append({"table": paper.table, "paper_task": paper_task, "paper": paper.value, "task": task,
                      "relation": "stand-in" if is_stand_in(task) else "paper task", "metric": paper.metric,
-                     "seeds": len(seeds), "mean": mean, "std": std,
-                     "low": low, "high": high, "noise": NOISE[len(seeds) > 1], "difference": mean - paper.value})
+                     "seeds": len(seeds), "mean": mean, "std": std, "low": low, "high": high,
+                     "noise": NOISE[len(seeds) > 1], "difference": mean - paper.value,
+                     "resamples": len(resampled[task].values)})
     paper_order = {name: place for place, name in enumerate(PAPER_SCORES)}  # the paper's column order
     frame = pd.DataFrame(rows, columns=COLUMNS).sort_values(["table", "paper_task"], key=lambda column: column.map(
         paper_order) if column.name == "paper_task" else column, kind="stable").reset_index(drop=True)
     own_glue = frame[(frame.relation == "paper task") & frame.paper_task.isin(GLUE_TASKS)]
     if set(own_glue.paper_task) != set(GLUE_TASKS):
         return frame, None
-    values = np.mean([resampled[task] for task in own_glue.task], axis=0)  # each task resampled on its own
-    return frame, {"mean": float(own_glue["mean"].mean()), "interval": percentile_interval(values), "paper": PAPER_GLUE}
+    glue = average([resampled[task] for task in own_glue.task])  # each task resampled on its own
+    return frame, {"mean": float(own_glue["mean"].mean()), "interval": tuple(glue.bounds), "paper": PAPER_GLUE}
 
 
 def markdown(frame: pd.DataFrame, glue: dict | None, seeds: int, apart: list[str] = ()) -> str:
@@ -82,9 +85,10 @@ def markdown(frame: pd.DataFrame, glue: dict | None, seeds: int, apart: list[str
         "# The paper's Tables 2–4 beside ours",
         "",
         f"Ours: `{METHOD}` (Transformer w/ aux LM), test score ×100 on the paper's metric, mean ± std over {seeds} "
-        f"seed(s), and its 95 % interval [2.5th, 97.5th percentile over {RESAMPLES:,} two-level bootstrap "
-        "resamples: the test examples drawn with replacement, then the seeds, the drawn seeds' mean on each; with "
-        "one seed, the test examples only]. The paper: its test sets (GLUE's evaluation server), one "
+        f"seed(s), and its 95 % interval [2.5th, 97.5th percentile over two-level bootstrap resamples (at least "
+        f"{RESAMPLES:,}, more until each bound's Monte-Carlo standard deviation is at most {BOUND_SD} points: the "
+        "count is the `resamples` column of results/paper_tables.csv): the test examples drawn with replacement, then "
+        "the seeds, the drawn seeds' mean on each; with one seed, the test examples only]. The paper: its test sets (GLUE's evaluation server), one "
         "117M-parameter model pretrained on BooksCorpus. A stand-in is other data, or the same data at another "
         "scale: its difference says how far this scale is from the paper's, not whether the paper reproduces.",
     ]

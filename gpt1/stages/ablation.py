@@ -18,7 +18,7 @@ from gpt1.eval.analysis import (MAJORITY_CLASS, NOT_ABOVE_MAJORITY, ONE_SEED, PA
                                 interval_markdown, markdown_table, ablation_table, against_baselines, baseline_finding,
                                 findings, interval_frame, majority_checks, majority_finding, majority_markdown,
                                 method_intervals, not_above_majority, read_baselines)
-from gpt1.eval.intervals import RESAMPLES, AgainstMajority
+from gpt1.eval.intervals import BOUND_SD, EDGE_SDS, MAX_RESAMPLES, RESAMPLES, AgainstMajority
 from gpt1.methods import METHODS
 
 log = logging.getLogger(__name__)
@@ -40,9 +40,10 @@ def majority_lines(checks: dict[str, dict[str, AgainstMajority]]) -> tuple[list[
     footnote = [f"{NOT_ABOVE_MAJORITY} not above the majority class (one-sided 95 %): no evidence the method learnt "
                 f"more than always predicting {MAJORITY_CLASS} (the comparison is under the intervals below).", ""]
     table = [f"Each method − always predicting {MAJORITY_CLASS} (×100, the task's metric, on the test rows): the "
-             "difference on those rows [its one-sided 95 % lower bound over 2,000 two-level resamples of the test "
+             "difference on those rows [its one-sided 95 % lower bound over two-level resamples of the test "
              f"examples and the method's seeds]. \"above\": the bound is above 0; \"not above\" "
-             f"({NOT_ABOVE_MAJORITY} in Table 5): it is not.",
+             f"({NOT_ABOVE_MAJORITY} in Table 5): it is not; \"at the edge\" ({NOT_ABOVE_MAJORITY} too): it lies "
+             "within two of its Monte-Carlo deviations of 0.",
              "", majority_markdown(checks), ""]
     return footnote, table
 
@@ -80,10 +81,14 @@ def ablation_markdown(mean: pd.DataFrame, std: pd.DataFrame, intervals: dict, co
         "",
         "## Differences with their 95 % intervals",
         "",
-        f"full − method, ×100: the difference on the whole test set [2.5th, 97.5th percentile over {RESAMPLES:,} "
-        "two-level bootstrap resamples: the test examples drawn with replacement, the same for both methods, then "
-        "each method's seeds drawn with replacement, its score the mean over the drawn seeds]; the average "
-        "resamples every task. \"supported\": the interval lies above 0; \"reversed\": below 0.",
+        "full − method, ×100: the difference on the whole test set [2.5th, 97.5th percentile over two-level "
+        "bootstrap resamples: the test examples drawn with replacement, the same for both methods, then each "
+        "method's seeds drawn with replacement, its score the mean over the drawn seeds]; the average resamples "
+        "every task. \"supported\": the interval lies above 0; \"reversed\": below 0. Each interval draws at least "
+        f"{RESAMPLES:,} resamples and more until each bound's Monte-Carlo standard deviation (how far it moves with "
+        f"another draw of the bootstrap) is at most {BOUND_SD} points, up to {MAX_RESAMPLES:,} (the counts and "
+        "deviations are in ablation_intervals.csv); \"at the edge\": a bound lies within "
+        f"{EDGE_SDS:g} of its deviations of 0, so another draw could move it across.",
         "",
         interval_markdown(intervals, list(mean.columns)),
         "",
