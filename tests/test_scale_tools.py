@@ -70,3 +70,47 @@ def test_a_scratch_copy_replaces_only_its_own_folder(tmp_path):
     assert (ours / "params.yaml").is_file() and not (ours / "data").exists()
     (ours / "stale").write_text("left by the last run")
     assert not (measure.scratch_copy(ours) / "stale").exists()  # its own copy is replaced
+
+
+evaluation_scale = load_tool("measure_evaluation_scale")
+layer_norm = load_tool("layer_norm_precision")
+
+
+def test_the_evaluation_rehearsal_writes_every_run_the_analysis_reads_and_its_intervals_hold(tmp_path, monkeypatch):
+    """Every (method, task, seed) run of the paper profile's tasks, as the finetune stage writes it, at a small
+    test size here; Table 5's intervals over them hold their bounds' deviation."""
+    from gpt1.eval.analysis import method_intervals
+    from gpt1.eval.intervals import BOUND_SD, MAX_RESAMPLES
+    from gpt1.layout import finetune_run
+
+    monkeypatch.setattr(evaluation_scale, "TEST_ROWS", {"stsb": 120, "mnli": 150, "mnli_mm": 150, "race": 90})
+    specs, baselines = evaluation_scale.write_runs(tmp_path)
+    assert set(specs) == {"stsb", "mnli", "mnli_mm", "race"} and baselines["race"]["majority"]["label"] == 0.0
+    nested = finetune_run("mnli_mm", "lstm", 3, tmp_path, "mnli")  # scored with mnli's models, inside its job
+    assert len((nested / "predictions_test.jsonl").read_text().splitlines()) == 150
+    intervals = method_intervals(tmp_path, specs, list(evaluation_scale.METHODS), list(evaluation_scale.SEEDS))
+    assert set(intervals) == {"no_pretrain", "no_aux_lm", "lstm"}
+    assert intervals["no_pretrain"]["mnli"].difference > 5  # the rehearsal's skills: w/o pre-training well behind
+    # each bound holds its deviation, or its interval drew the most resamples allowed
+    assert all(max(i.low_sd, i.high_sd) <= BOUND_SD or i.resamples == MAX_RESAMPLES
+               for by in intervals.values() for i in by.values())
+
+
+def test_the_rehearsals_sentences_are_synthetic_prose():
+    sentences = evaluation_scale.sentences(200)
+    assert len(sentences) == 200 and all(s.endswith(".") for s in sentences)
+    assert 8 < np.mean([len(s.split()) for s in sentences]) < 40
+
+
+def test_the_layer_norm_comparison_trains_both_settings_from_the_same_start(tmp_path):
+    from gpt1.model.lm import TransformerConfig
+
+    rng = np.random.default_rng(0)
+    for split, count in (("train", 20_000), ("val", 2_000)):
+        rng.integers(0, 50, count, dtype=np.uint16).tofile(tmp_path / f"{split}.bin")
+    config = TransformerConfig(vocab_size=50, n_positions=16, n_layer=1, n_head=2, d_model=16, d_ff=32)
+    fp32 = layer_norm.train(config, tmp_path, 1, False, updates=6, batch=4, every=3)
+    bf16 = layer_norm.train(config, tmp_path, 1, True, updates=6, batch=4, every=3)
+    assert [update for update, _ in fp32] == [0, 3, 6] == [update for update, _ in bf16]
+    assert fp32[0][1] == pytest.approx(bf16[0][1], abs=0.05)  # one start; LayerNorm's rounding only
+    assert fp32[-1][1] < fp32[0][1]  # it learns the ids' frequencies
