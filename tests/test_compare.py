@@ -258,3 +258,13 @@ def test_a_side_whose_params_predate_the_methods_key_is_read_by_its_older_name(t
     old = Side("old", old_root)
     assert old.order() == new.order()
     assert compare.compare(old, new).equals(compare.compare(new, new))
+
+
+def test_a_resample_count_below_one_is_one_clear_error(tmp_path):
+    import argparse
+
+    from gpt1.commands import compare as command
+    from gpt1.errors import UserError
+
+    with pytest.raises(UserError, match="--resamples 0: give a positive count"):
+        command.main(argparse.Namespace(a="a", b="b", output=None, force=False, resamples=0), None)

@@ -382,7 +382,8 @@ def test_gpt1_compare_gives_the_interval_an_independent_computation_gives_and_to
     clone, params = PULLED["clone"], _tiny_params()
     status = subprocess.run(["git", "status", "--porcelain"], cwd=dvc_repo, capture_output=True, text=True).stdout
     headline = (dvc_repo / "results/metrics.json").read_bytes()
-    _run([str(BIN / "gpt1"), "compare", "workspace", "higher-lr", "--output", str(tmp_path / "lr.csv")], dvc_repo)
+    _run([str(BIN / "gpt1"), "compare", "workspace", "higher-lr", "--output", str(tmp_path / "lr.csv"),
+          "--resamples", "2000"], dvc_repo)  # direct_bootstrap's count
     table = pd.read_csv(tmp_path / "lr.csv")
     seeds = params["finetune"]["seeds"]
     for method in params["finetune"]["methods"]:
