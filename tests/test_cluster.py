@@ -234,8 +234,9 @@ def test_a_pretraining_job_longer_than_its_time_limit_finishes_over_several_atte
     on_this_cluster = [*ON_THIS_CLUSTER[:first_resource], "pretrain:runtime=1", *ON_THIS_CLUSTER[first_resource:]]
     controller_log = Path(CLUSTER) / "log" / "slurmctld.log"
     limits_before = controller_log.read_text().count("Time limit exhausted")
-    _run([str(BIN / "snakemake"), *on_this_cluster, "--retries", "20", "--configfile", "profiles/tiny.yaml",
-          "over_the_limit.yaml", "--", target], project)
+    # the plugin deletes a successful job's log unless told to keep it: the last attempt's is read below
+    _run([str(BIN / "snakemake"), *on_this_cluster, "--retries", "20", "--slurm-keep-successful-logs",
+          "--configfile", "profiles/tiny.yaml", "over_the_limit.yaml", "--", target], project)
     assert controller_log.read_text().count("Time limit exhausted") == limits_before
     attempts = sorted((project / ".snakemake/slurm_logs/rule_pretrain/transformer").glob("*.log"),
                       key=lambda log: int(log.stem))
