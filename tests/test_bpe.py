@@ -133,3 +133,20 @@ def test_splitting_text_imports_spacy_without_torch_and_leaves_torch_importable(
     loaded_first = subprocess.run([sys.executable, "-c", "import torch\n" + script], capture_output=True, text=True,
                                   check=True).stdout.splitlines()
     assert loaded_first == ["True", "1.0 True", words]
+
+
+def test_the_word_splitter_renews_its_vocabulary_and_splits_the_same(monkeypatch):
+    """spaCy's vocabulary keeps every string it meets; past `renew_at` the splitter starts a fresh one, so its
+    memory is bounded whatever the corpus's size, and the words do not change."""
+    texts = [f"Paragraph {n}: the Zorblax{n} met qwerty{n * 7}, didn't they? 3.{n} m.p.h.\n" for n in range(300)]
+    expected = list(WordSplitter().split_many(texts))
+    monkeypatch.setattr(WordSplitter, "renew_at", 2000)
+    splitter = WordSplitter()
+    renewed, largest, words = 0, 0, []
+    for start in range(0, len(texts), 20):
+        before = splitter._spacy
+        words += list(splitter.split_many(texts[start:start + 20]))
+        renewed += splitter._spacy is not before
+        largest = max(largest, len(splitter._spacy.vocab.strings))
+    assert words == expected
+    assert renewed >= 1 and largest < 2000 + 20 * 40  # at most one call's strings past the limit

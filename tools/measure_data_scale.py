@@ -71,6 +71,16 @@ def timed_stage(project: Path, overlay: Path, stage: str, cores: int, log: Path)
             "disk_gb": measure.disk_gb(output) if output.exists() else 0.0}
 
 
+def stand_in_for_prepare(project: Path, corpus: Path) -> None:
+    """The synthetic corpus, linked (not copied: it may be gigabytes) as prepare's train split."""
+    target = project / "data" / "corpus" / "train.jsonl"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(corpus, target)
+    except OSError:  # another file system
+        target.symlink_to(corpus.resolve())
+
+
 def peak_tree_memory(process: subprocess.Popen, interval: float = 0.2) -> int:
     """The largest sum of resident memory over `process` and its descendants (worker pools), sampled until it ends."""
     import psutil
@@ -148,13 +158,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--note", default="")
     parser.add_argument("--refit", action="store_true",
                         help="measure nothing: fit the runs the file holds again (after a change to the fits)")
+    parser.add_argument("--stages", nargs="+", choices=STAGES, default=STAGES, help="the stages to run, in order")
+    parser.add_argument("--prepared", action="store_true",
+                        help="run no stage before bpe: the synthetic corpus stands in as prepare's train split (on "
+                             "synthetic prose prepare's clean-up, dedupe and decontamination change a few sentences), "
+                             "for a full-size run of the stage that holds the most; kept under full_size, not fitted")
     parser.add_argument("--append", action="store_true",
                         help="keep the runs the file already holds (other sizes or core counts) and fit them all")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     target = measure.FOLDER / f"{args.name}.json"
     kept = json.loads(target.read_text()) if (args.append or args.refit) and target.is_file() else {}
-    runs = kept.get("runs", [])
+    runs, full_size = kept.get("runs", []), kept.get("full_size", [])
     if args.refit:
         if not runs:
             raise SystemExit(f"measure-data-scale: {target} holds no runs to fit")
@@ -166,22 +181,30 @@ def main(argv: list[str] | None = None) -> int:
             project = scratch_project(args.work)
             overlay = profile(project, corpus, args.merges)
             stages = {}
-            for stage in STAGES:
+            if args.prepared:
+                stand_in_for_prepare(project, corpus)
+            for stage in args.stages:
                 stages[stage] = timed_stage(project, overlay, stage, cores, args.work / f"{size}-{cores}-{stage}.log")
                 print(f"measure-data-scale: {size} on {cores} core(s): {stage} {stages[stage]}", flush=True)
-            tokens = json.loads((project / "data/tokens/meta.json").read_text())
-            runs.append({"size": size, "size_mb": round(size_mb, 1), "cores": cores, "stages": stages,
-                         "distinct_words": summary.get("distinct_words"), "words": summary.get("words"),
-                         "tokens": {split: tokens[split]["tokens"] for split in ("train", "val")}})
+            run = {"size": size, "size_mb": round(size_mb, 1), "cores": cores, "stages": stages,
+                   "distinct_words": summary.get("distinct_words"), "words": summary.get("words"),
+                   "commit": measure.commit(), "date": datetime.date.today().isoformat()}
+            if args.prepared:
+                full_size.append({**run, "stand_in": "the synthetic corpus as prepare's train split"})
+            else:
+                tokens = json.loads((project / "data/tokens/meta.json").read_text())
+                runs.append({**run, "tokens": {split: tokens[split]["tokens"] for split in ("train", "val")}})
             shutil.rmtree(project)
-    wall = sum(stage["wall_s"] for run in runs for stage in run["stages"].values())
-    record = {"runs": runs, "fits": fits(runs), "extrapolated_to_gb": BOOKS1_BYTES / 1e9, "wall_s": round(wall, 1),
+    wall = sum(stage["wall_s"] for run in runs + full_size for stage in run["stages"].values())
+    record = {"runs": runs, "fits": fits(runs), "full_size": full_size, "extrapolated_to_gb": BOOKS1_BYTES / 1e9, "wall_s": round(wall, 1),
               "exit_status": 0, "merges": args.merges, "seed": args.seed,
               "corpus": "tools/synthetic_corpus.py, .jsonl", "precision": "none (no training)", "note": args.note,
               "commit": measure.commit(), "date": datetime.date.today().isoformat(),
               "machine": measure.machine()}
     if args.refit:  # the runs' own commit, date and machine stay
         record = {**kept, **{key: record[key] for key in ("fits", "extrapolated_to_gb", "wall_s", "exit_status")}}
+    elif args.append:  # a run appended keeps the file's description of the earlier runs
+        record = {**record, **{key: kept[key] for key in ("commit", "date", "machine", "note") if key in kept}}
     partial = target.with_suffix(".json.tmp")
     partial.write_text(json.dumps(record, indent=2) + "\n")
     partial.replace(target)

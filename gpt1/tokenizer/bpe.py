@@ -49,17 +49,29 @@ def _spacy_tokenizer():
 
 
 class WordSplitter:
-    """Text -> lowercased spaCy words, exactly as GPT-1 (and OpenAIGPTTokenizer with spaCy) split them."""
+    """Text -> lowercased spaCy words, exactly as GPT-1 (and OpenAIGPTTokenizer with spaCy) split them.
+
+    spaCy's vocabulary keeps every string it has met (a lexeme and a cache entry each), so a splitter that reads a
+    books-sized corpus would hold all of its millions of distinct words, in every worker. The splitter is renewed
+    once its vocabulary passes `renew_at` strings: words do not depend on what the vocabulary holds, so the output
+    is the same, and memory is bounded by `renew_at` rather than by the corpus."""
+
+    renew_at = 500_000
 
     def __init__(self) -> None:
         self._spacy = _spacy_tokenizer()
 
+    def _current(self):
+        if len(self._spacy.vocab.strings) > self.renew_at:
+            self._spacy = _spacy_tokenizer()
+        return self._spacy
+
     def split(self, text: str, already_clean: bool = False) -> list[str]:
-        return _words(self._spacy(text if already_clean else clean(text)))
+        return _words(self._current()(text if already_clean else clean(text)))
 
     def split_many(self, texts: Iterable[str], already_clean: bool = False) -> Iterator[list[str]]:
         cleaned = texts if already_clean else (clean(text) for text in texts)
-        for doc in self._spacy.pipe(cleaned, batch_size=_BATCH):
+        for doc in self._current().pipe(cleaned, batch_size=_BATCH):
             yield _words(doc)
 
 
