@@ -20,6 +20,7 @@ CORPUS = DATA / "corpus"
 TASKS = DATA / "tasks"
 BPE = DATA / "bpe"
 TOKENS = DATA / "tokens"
+TOKENS_META = TOKENS / "meta.json"  # what `gpt1 tokenize` writes: each split's documents, tokens and characters
 PRETRAIN = DATA / "pretrain"
 STARTING_MODELS = DATA / "starting_models"
 TASK_TOKENS = DATA / "task_tokens"

@@ -8,8 +8,8 @@ against `full` and a finding. Plain data: importing this module costs nothing (t
 with it).
 
 A fine-tuning job resolves its method once, at its start (`resolve`): the name becomes one `ResolvedMethod` (its
-starting weights, λ, learning rate and the key it came from, model card line) that the library is handed;
-nothing below the stage looks a method up by name.
+starting weights, λ, learning rate, model card line) that the library is handed; a message or card that names the
+rate's params key asks `rate_key`.
 
 "Method" is the one word for these: in code, params, commands (`--method`), dvc.yaml and every file the pipeline
 writes (scores.csv's `method` column, the starting-model records, the model cards).
@@ -30,7 +30,9 @@ class Method:
     meaning: str  # one line for the model card
     starts_from: Optional[Kind]  # the pretrained model it loads; None: a fresh Transformer
     auxiliary_lm: bool  # λ = finetune.lm_coef, or 0 (no auxiliary objective)
-    lr_key: str = "finetune.lr"  # a finetune key holding its rate; when that key is null, finetune.lr
+    # A rate of its own, chosen on dev like finetune.lr: the key finetune.<name>_lr, which the params schema
+    # declares for it (null there: finetune.lr).
+    own_rate: bool = False
     # How Table 5's findings name the comparison full − this method ("": "full − <label>").
     finding: str = ""
     # The paper's claim about it depends on the data set's size (the auxiliary LM helps the larger ones): its
@@ -50,7 +52,7 @@ METHODS: dict[str, Method] = {
                    starts_from=TRANSFORMER, auxiliary_lm=True),
     NO_PRETRAIN: Method("Transformer w/o pre-training",
                           "Transformer of the same size, randomly initialised, auxiliary LM objective",
-                          starts_from=None, auxiliary_lm=True, lr_key="finetune.no_pretrain_lr",
+                          starts_from=None, auxiliary_lm=True, own_rate=True,
                           finding="Pre-training: full − w/o pre-training"),
     "no_aux_lm": Method("Transformer w/o aux LM", "pretrained Transformer, no auxiliary LM objective (λ = 0)",
                         starts_from=TRANSFORMER, auxiliary_lm=False,
@@ -75,20 +77,28 @@ class ResolvedMethod:
     starts_from: Optional[Kind]  # the pretrained model it loads; None: a fresh Transformer
     meaning: str  # the model card's line
     lm_coef: float  # λ of L3 = L2 + λ·L1
-    lr: float
-    lr_key: str  # the params key `lr` came from (a divergence names it)
+    lr: float  # `rate_key` says which params key it came from
 
     @property
     def pretrained(self) -> bool:
         return self.starts_from is not None
 
 
+def own_rate_key(name: str) -> str:
+    """The finetune key of method `name`'s own rate (for a method whose entry has `own_rate`)."""
+    return f"{name}_lr"
+
+
+def rate_key(name: str, finetune) -> str:
+    """The params key method `name` takes its rate from in `finetune` (params' section): its own where set, else
+    finetune.lr. The randomly initialised Transformer has its own, so Table 5 compares each method at its best."""
+    own = method(name).own_rate and getattr(finetune, own_rate_key(name)) is not None
+    return f"finetune.{own_rate_key(name)}" if own else "finetune.lr"
+
+
 def resolve(name: str, finetune) -> ResolvedMethod:
-    """Method `name` with its λ and learning rate from `finetune` (params' section). The rate is the method's own
-    key where set, else finetune.lr: the randomly initialised Transformer has its own, chosen on dev like `lr`,
-    so Table 5 compares each method at its best."""
+    """Method `name` with its λ and learning rate from `finetune` (params' section)."""
     entry = method(name)
-    own = getattr(finetune, entry.lr_key.removeprefix("finetune."))
-    lr, lr_key = (own, entry.lr_key) if own is not None else (finetune.lr, "finetune.lr")
+    lr = getattr(finetune, rate_key(name, finetune).removeprefix("finetune."))
     return ResolvedMethod(name=name, starts_from=entry.starts_from, meaning=entry.meaning,
-                          lm_coef=finetune.lm_coef if entry.auxiliary_lm else 0.0, lr=lr, lr_key=lr_key)
+                          lm_coef=finetune.lm_coef if entry.auxiliary_lm else 0.0, lr=lr)

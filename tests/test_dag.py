@@ -60,8 +60,8 @@ def _job_paths():
                                               [layout.finetune_runs(task, method)]),
             "layer_transfer": lambda task: ([layout.task_tokens(task), layout.pretrained_model(TRANSFORMER)],
                                             [layout.layer_transfer_task(task)]),
-            "transfer_curve": lambda task: ([layout.task_tokens(task), layout.pretraining_checkpoints(TRANSFORMER)],
-                                            [layout.transfer_curve_task(task)])}
+            "transfer_curve": lambda task: ([layout.task_tokens(task), layout.pretraining_checkpoints(TRANSFORMER),
+                                             layout.TOKENS], [layout.transfer_curve_task(task)])}
 
 
 @pytest.mark.parametrize("profile", PROFILES)

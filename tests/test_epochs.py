@@ -1,5 +1,6 @@
 """pretrain.epochs, the paper's unit: the updates resolved once from the tokenized corpus by hand arithmetic, the
-length given once, and the transfer curve's steps resolved to kept checkpoints."""
+length given once, and the transfer curve's steps resolved to kept checkpoints. The corpus's size comes in from the
+stage (data/tokens/meta.json, gpt1/files/tokens_meta.py): the params layer reads no pipeline output."""
 
 import json
 import math
@@ -7,6 +8,7 @@ import math
 import pytest
 
 from gpt1.errors import UserError
+from gpt1.files.tokens_meta import training_tokens
 from gpt1.kinds import LSTM, TRANSFORMER
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.schema import parse_params
@@ -30,7 +32,10 @@ def test_epochs_resolve_the_updates_from_the_tokenized_corpus(tmp_path, monkeypa
     _tokenized(tmp_path, 10_000)
     params = parse_params(_epochs(3, tokens_per_update=1_024))
     # 3 passes over 10,000 tokens in updates of 1,024: 30,000 / 1,024 = 29.3, the last update partly a fourth pass
-    assert PretrainSchedule.of(params.pretrain, TRANSFORMER).updates == math.ceil(30_000 / 1_024) == 30
+    assert training_tokens() == 10_000
+    assert PretrainSchedule.of(params.pretrain, TRANSFORMER, training_tokens()).updates == math.ceil(30_000 / 1_024) == 30
+    with pytest.raises(UserError, match="is not there yet"):  # the file alone does not reach the schedule
+        PretrainSchedule.of(params.pretrain, TRANSFORMER).updates
     assert PretrainSchedule.of(params.pretrain, TRANSFORMER, corpus_tokens=2_048).updates == 6  # an estimate given
     # a kind's own max_steps still wins over the epochs
     raw = _epochs(3, tokens_per_update=1_024)
@@ -40,7 +45,8 @@ def test_epochs_resolve_the_updates_from_the_tokenized_corpus(tmp_path, monkeypa
 
 def test_before_the_corpus_is_tokenized_the_params_load_and_the_updates_name_the_stage(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    schedule = PretrainSchedule.of(parse_params(_epochs()).pretrain, TRANSFORMER)
+    assert training_tokens() is None
+    schedule = PretrainSchedule.of(parse_params(_epochs()).pretrain, TRANSFORMER, training_tokens())
     assert schedule.pretrains and not schedule.known
     with pytest.raises(UserError, match=r"data/tokens/meta.json is not there yet: run `gpt1 tokenize` first"):
         schedule.updates
@@ -59,7 +65,7 @@ def test_with_epochs_each_curve_step_is_the_nearest_kept_checkpoint(tmp_path, mo
     _tokenized(tmp_path, 100_000)
     raw = _epochs(10, tokens_per_update=1_000, checkpoints=5)  # 1,000 updates: kept 1, 6, 32, 178, 1,000
     params = parse_params(raw)
-    schedule = PretrainSchedule.of(params.pretrain, TRANSFORMER)
+    schedule = PretrainSchedule.of(params.pretrain, TRANSFORMER, training_tokens())
     assert schedule.kept_checkpoints == (1, 6, 32, 178, 1000)
     assert schedule.curve_steps([5, 30, 40, 200, 990]) == [6, 32, 178]  # never the last: that is full's own run
 

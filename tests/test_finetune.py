@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from gpt1.train import finetune
-from gpt1.methods import resolve
+from gpt1.methods import rate_key, resolve
 from gpt1.train.lr_schedules import warmup_linear
 from gpt1.params.schema import Params, parse_params
 from gpt1.errors import UserError
@@ -509,7 +509,7 @@ def test_fine_tuning_learns_an_easy_task():
     examples = [EncodedExample(((40, 3 + i % 5, 10 + label, 6, 42),), label)
                 for i in range(40) for label in (0, 1)]
     params = tiny_params(lr=3e-3, batch_size=8, epochs=8)
-    finetune.train(model, examples, params.finetune, lm_coef=0.5, lr=params.finetune.lr, seed=1,
+    finetune.train(model, examples, params.finetune, resolve("full", params.finetune), seed=1,
                    device=torch.device("cpu"))
     outputs = finetune.predict(model, examples, 16, torch.device("cpu"))
     accuracy = sum(int(out.argmax()) == ex.label for out, ex in zip(outputs, examples)) / len(examples)
@@ -517,8 +517,7 @@ def test_fine_tuning_learns_an_easy_task():
 
 
 def _rate(name: str, settings) -> tuple[float, str]:
-    method = resolve(name, settings)
-    return method.lr, method.lr_key
+    return resolve(name, settings).lr, rate_key(name, settings)
 
 
 def test_the_random_init_method_trains_at_its_own_learning_rate():
@@ -531,7 +530,7 @@ def test_the_random_init_method_trains_at_its_own_learning_rate():
 
 
 def test_a_method_is_resolved_once_into_what_its_runs_need():
-    """The stage hands the library one object: starting weights, λ, learning rate with its key, card line."""
+    """The stage hands the library one object: starting weights, λ, learning rate, card line."""
     settings = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": 1e-3, "lm_coef": 0.5})).finetune
     no_pretrain, no_aux_lm, lstm = (resolve(name, settings) for name in ("no_pretrain", "no_aux_lm", "lstm"))
     assert (no_pretrain.starts_from, no_pretrain.pretrained, no_pretrain.lm_coef) == (None, False, 0.5)

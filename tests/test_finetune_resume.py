@@ -21,7 +21,7 @@ from gpt1 import layout
 from gpt1.params.schema import parse_params
 from gpt1.methods import resolve
 from gpt1.train import finetune
-from gpt1.train.finetune import FINISHED_RECORD, RESUME_FILE
+from gpt1.train.seed_state import FINISHED_RECORD, RESUME_FILE
 from test_finetune import one_thread, tiny_params, tokens_of, workspace  # noqa: F401 (fixtures)
 from test_pretrain import subprocess_environment
 

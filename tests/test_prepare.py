@@ -197,12 +197,12 @@ def test_social_iqa_carves_its_own_larger_test_split(params, tmp_path):
 
 
 def test_cleaning_on_two_workers_writes_the_bytes_one_process_writes(params, tmp_path, monkeypatch):
-    """ftfy's repairs run in worker processes and come back in order (gpt1/pipeline/parallel.py): deduplication, the val draw
+    """ftfy's repairs run in worker processes and come back in order (gpt1/files/parallel.py): deduplication, the val draw
     and every split must not depend on how many there are. Chunks of 4 rows send every task and the larger corpus
     parts through the workers."""
     import multiprocessing
 
-    from gpt1.pipeline import parallel
+    from gpt1.files import parallel
     from gpt1.data import prepare as library
 
     raw = tmp_path / "raw"

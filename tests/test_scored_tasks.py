@@ -19,7 +19,7 @@ from gpt1.methods import resolve
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.params.files import compose_raw
 from gpt1.train import finetune
-from gpt1.train.finetune import FINISHED_RECORD
+from gpt1.train.seed_state import FINISHED_RECORD
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path("results/finetune/full")

@@ -8,7 +8,7 @@ import pytest
 from gpt1.stages import bpe as bpe_stage
 from gpt1.stages import tokenize as tokenize_stage
 from gpt1.tokenizer import bpe as bpe_module
-from gpt1.pipeline import parallel
+from gpt1.files import parallel
 from gpt1.tokenizer import encode
 from gpt1.data.cleanup import clean
 

@@ -16,11 +16,13 @@ from pathlib import Path
 
 from gpt1.commands.plan_corpus import CorpusSize, corpus_size
 from gpt1.commands.plan_data import data_stage_rows, disk_rows, read_rates
+from gpt1.commands import plan_evaluation
 from gpt1.commands.plan_tasks import TaskWork, task_work, trained_tasks
 from gpt1.errors import UserError
 from gpt1.kinds import DISPLAY_NAMES, KINDS, LSTM, TRANSFORMER
 from gpt1.methods import METHODS
-from gpt1.params.schedule import TOKENS_META, PretrainSchedule
+from gpt1.layout import TOKENS_META
+from gpt1.params.schedule import PretrainSchedule
 from gpt1.train.flops import flops_per_token
 
 GPT1_BASE_SYMBOLS, SPECIAL_TOKENS = 478, 3  # the released BPE: 478 base symbols + 40,000 merges, then _start_ etc.
@@ -172,6 +174,10 @@ def plan(params, gpus: int = 1, throughput: Throughput = MEASURED, cores: int = 
     pretrain_wall = sum(row["wall_hours"] for row in pretraining)  # each kind's pretraining takes every GPU in turn
     rates = read_rates()
     data_stages = data_stage_rows(corpus.bytes, cores, rates) if rates is not None and corpus.bytes else None
+    evaluation_rates = plan_evaluation.read_rates()
+    examples = {row["task"]: row["examples"] for row in finetuning if row["method"] in params.finetune.methods}
+    evaluation = (None if evaluation_rates is None
+                  else plan_evaluation.evaluation_figures(params, examples, cores, evaluation_rates))
     return dict(gpus=gpus, throughput={**asdict(throughput), "achieved_flops": throughput.flops},
                 vocab_size=vocab, vocab_source=vocab_source, corpus=asdict(corpus), epochs=params.pretrain.epochs,
                 pretraining=pretraining, finetuning=finetuning,
@@ -179,5 +185,5 @@ def plan(params, gpus: int = 1, throughput: Throughput = MEASURED, cores: int = 
                 finetuning_wall_hours=finetune_wall,
                 total_gpu_hours=sum(row["gpu_hours"] for row in pretraining) + finetune_hours,
                 total_wall_hours=pretrain_wall + finetune_wall, scored_with_another_model=trained_tasks(params)[1],
-                cores=cores, data_stages=data_stages, data_stages_measured=rates is not None,
+                cores=cores, data_stages=data_stages, data_stages_measured=rates is not None, evaluation=evaluation,
                 disk=disk_rows(params, corpus.bytes, corpus.tokens, sizes))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gpt1.data.registry import CORPORA
 from gpt1.data.user_paths import corpus_files
-from gpt1.params.schedule import TOKENS_META
+from gpt1.layout import TOKENS_META
 
 # Bytes of text a token covers, by BPE merges: `gpt1 bpe` then `gpt1 tokenize` on the embedded default's corpus
 # (23.2 MB of modern English prose; one byte a character within 0.05 %), characters / tokens of its held-out

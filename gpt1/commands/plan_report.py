@@ -9,6 +9,7 @@ import pandas as pd
 
 from gpt1.commands.plan import MEASURED, plan, read_throughput
 from gpt1.commands.plan_data import MEASUREMENT
+from gpt1.commands.plan_evaluation import MEASUREMENT as EVALUATION_MEASUREMENT
 from gpt1.files.atomic import atomic_write_text
 
 
@@ -74,7 +75,23 @@ def data_lines(figures: dict) -> list[str]:
                  f"{max(row['peak_gb'] for row in stages):.2f} GB."]
     disk = _table(figures["disk"], dict(what="on disk", gb="GB"), dict(gb=lambda gb: f"{gb:.2f}"))
     return [*lines, "", disk, f"In all: {sum(row['gb'] for row in figures['disk']):.2f} GB, besides the downloads, "
-            "fine-tuning's runs and the environment; evaluation and the analyses are not counted."]
+            "the encoded tasks, fine-tuning's runs and the environment."]
+
+
+def evaluation_lines(figures: dict) -> list[str]:
+    """encode_task's and the analyses' CPU time and peak memory."""
+    source = EVALUATION_MEASUREMENT.relative_to(EVALUATION_MEASUREMENT.parents[2])
+    found = figures["evaluation"]
+    if found is None:
+        return [f"Evaluation on CPUs: not counted: no measured rates ({source} is not at hand)."]
+    cores = figures["cores"]
+    return [f"Evaluation on {cores} CPU core{'s' if cores > 1 else ''} (from {source}):",
+            f"- encode_task, a job per task side by side: {duration(found['encode_wall_hours'])} "
+            f"({found['encode_core_hours']:.2g} core-hours; the longest job {found['encode_longest']}); peak memory "
+            f"{found['encode_peak_gb']:.2f} GB in the largest job, each job holding its own.",
+            f"- the analyses (Table 5, the majority checks, Tables 2-4, gpt1 compare) over "
+            f"{found['analysis_runs']:,} runs (test sets x methods x seeds): {duration(found['analysis_hours'])} on one "
+            f"core; peak memory {found['analysis_peak_gb']:.2f} GB."]
 
 
 def render(figures: dict) -> str:
@@ -103,7 +120,7 @@ def render(figures: dict) -> str:
              f"{duration(jobs[longest]) if longest else '0 s'}) or all jobs / {gpus} "
              f"({duration(figures['finetuning_gpu_hours'] / gpus)}), whichever is longer.",
              f"In all: {figures['total_gpu_hours']:.3g} GPU-hours; {duration(figures['total_wall_hours'])} on "
-             f"{_gpus(gpus)} (pretraining, then fine-tuning).", "", *data_lines(figures), "",
+             f"{_gpus(gpus)} (pretraining, then fine-tuning).", "", *data_lines(figures), "", *evaluation_lines(figures), "",
              "Assumptions:",
              f"- vocabulary {figures['vocab_size']:,} ({figures['vocab_source']})",
              "- FLOPs: pretraining 6 N + 12 L d T a token (as the benchmark's MFU; the LSTM 6 N), fine-tuning 6 N a "

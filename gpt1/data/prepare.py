@@ -29,7 +29,7 @@ from gpt1.data.user_tasks import user_corpus_part, user_task
 from gpt1.layout import split_file, split_jsonl, task_spec, task_stats
 from gpt1.data.cleanup import clean, sentence_key, sentences
 from gpt1.data.fingerprints import FingerprintSet
-from gpt1.pipeline.parallel import Workers, shared
+from gpt1.files.parallel import Workers, shared
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def prepare_tasks(data, seed: int, raw: Path, out: Path,
                   workers: Workers | None = None) -> dict[str, dict[str, list[Example]]]:
     """Write data/tasks/<task>/ for each task fine-tuning scores (`data.scored_tasks`: data.tasks and the tasks scored
     with their models; `data`: params' data section) and return the splits;
-    ftfy's repairs run on `workers` (default: every core this process may use; gpt1/pipeline/parallel.py)."""
+    ftfy's repairs run on `workers` (default: every core this process may use; gpt1/files/parallel.py)."""
     definitions = {name: task_definition(name, data) for name in data.scored_tasks}
     loaded = {name: definition.load(raw) for name, definition in definitions.items()}
     # One pass over every task's rows, regrouped in order: fewer, fuller chunks than a pass per split.

@@ -2,8 +2,9 @@
 warm-up, when the validation loss is measured and the resume state saved, and which checkpoints are kept.
 
 The updates are given as `max_steps`, or as `epochs`, the paper's unit: passes over the tokenized training corpus,
-resolved here from its token count (data/tokens/meta.json, which `gpt1 tokenize` writes; `gpt1 plan` passes an
-estimate before there is one) as ceil(epochs x tokens / tokens_per_update).
+resolved here from the training corpus's token count as ceil(epochs x tokens / tokens_per_update). The count comes in
+from the caller: the stages that resolve epochs read data/tokens/meta.json (gpt1/files/tokens_meta.py) and declare
+data/tokens; `gpt1 plan` passes an estimate before there is one.
 
 Pretraining trains by it; the params checks, the transfer curve, its figure and the zero-shot analysis read the
 same object, so a schedule rule (e.g. a kind's own max_steps) is written here only. The stages that use it list
@@ -12,16 +13,13 @@ this module as a dependency: a change to a rule re-runs them.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from gpt1.errors import UserError
-from gpt1.layout import TOKENS
-
-TOKENS_META = TOKENS / "meta.json"  # what `gpt1 tokenize` writes: each split's documents, tokens and characters
+from gpt1.layout import TOKENS_META
 
 
 @dataclass(frozen=True)
@@ -30,7 +28,7 @@ class PretrainSchedule:
     only the keys that set it."""
     pretrain: Any  # params' `pretrain` section
     kind: str  # a model kind of gpt1/kinds.py
-    corpus_tokens: int | None = None  # the training corpus's tokens for `epochs`; None: data/tokens/meta.json's
+    corpus_tokens: int | None = None  # the training corpus's tokens, for `epochs`; None: not known yet
 
     @classmethod
     def of(cls, pretrain, kind: str, corpus_tokens: int | None = None) -> "PretrainSchedule":
@@ -58,15 +56,13 @@ class PretrainSchedule:
     @property
     def known(self) -> bool:
         """Whether `updates` can be resolved now: given as updates, or the corpus's tokens known."""
-        return not self.from_epochs or self.corpus_tokens is not None or TOKENS_META.is_file()
+        return not self.from_epochs or self.corpus_tokens is not None
 
     def training_tokens(self) -> int:
-        if self.corpus_tokens is not None:
-            return self.corpus_tokens
-        if not TOKENS_META.is_file():
+        if self.corpus_tokens is None:
             raise UserError(f"pretrain.epochs counts updates from the tokenized corpus, and {TOKENS_META} is not "
                             "there yet: run `gpt1 tokenize` first (`gpt1 plan` estimates the count before)")
-        return int(json.loads(TOKENS_META.read_text(encoding="utf-8"))["train"]["tokens"])
+        return self.corpus_tokens
 
     @property
     def warmup_updates(self) -> int:

@@ -11,16 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Sequence
 
-from pydantic import Field, StrictInt, ValidationError, field_validator, model_validator
+from pydantic import Field, StrictInt, ValidationError, create_model, field_validator, model_validator
 
 from gpt1.errors import UserError
-from gpt1.methods import METHODS
+from gpt1.methods import METHODS, own_rate_key
 from gpt1.kinds import LSTM, TRANSFORMER
 from gpt1.params.files import DEFAULT_PARAMS, compose_raw
 from gpt1.params.applicability import unpretrained
 from gpt1.params.checks import layer_transfer_fits, scored_tasks_fit, transfer_curve_fits
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.data_section import DataParams
+from gpt1.params.roles import Role
 from gpt1.params.section import Section
 from gpt1.params.user_data import FAMILY_TAGS
 
@@ -29,6 +30,17 @@ from gpt1.params.user_data import FAMILY_TAGS
 Beta = Annotated[float, Field(ge=0, lt=1)]
 AdamEps = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 Seed = Annotated[StrictInt, Field(ge=0, le=2**64 - 1)]  # strict: `true` is not seed 1; torch takes 64 bits
+# The stages that fine-tune, and a training setting's role: each of them re-runs for it, a resumed or retried seed
+# must have been trained with it (gpt1/params/roles.py), and the model card records it.
+FINE_TUNING = ("finetune", "layer-transfer", "transfer-curve")
+TRAINING = Role(stages=FINE_TUNING, resume=True, card=True)
+PRETRAINING = Role(stages=("pretrain",))
+TRAJECTORY = Role(stages=("pretrain",), resume=True)  # shapes the updates: a resume checkpoint must match it
+# How long pretraining runs: each stage that reads a pretrained model's length or checkpoints re-runs for it.
+LENGTH = Role(stages=("pretrain", "zeroshot", "transfer-curve", "transfer-figure"), resume=True,
+              notes=(("transfer-curve", "a Transformer pretrained here keeps checkpoints"),))
+
+
 def _distinct(values: list) -> list:
     repeated = sorted({value for value in values if values.count(value) > 1})
     if repeated:
@@ -75,44 +87,55 @@ class LstmParams(Section):
 class OptimiserParams(Section):
     """What differs between the two pretrained models."""
 
-    max_lr: float = Field(gt=0, lt=1)
-    max_steps: Optional[int] = Field(default=None, ge=1, description="this model's updates, where they differ "
-                                     "from pretrain.max_steps (the LSTM of the released-weights recipe)")
+    max_lr: Annotated[float, Role(resume=True)] = Field(gt=0, lt=1)
+    max_steps: Annotated[Optional[int], Role(resume=True)] = Field(
+        default=None, ge=1, description="this model's updates, where they differ from pretrain.max_steps (the LSTM "
+        "of the released-weights recipe)")
 
 
 class PretrainParams(Section):
-    device: Literal["auto", "cpu", "cuda"]
+    device: Annotated[Literal["auto", "cpu", "cuda"], PRETRAINING]
     # auto: bf16 autocast where the hardware has native bf16 (CUDA, AVX512-BF16/AMX CPUs), else fp32
-    dtype: Literal["auto", "float32", "bfloat16"]
-    compile: bool
+    dtype: Annotated[Literal["auto", "float32", "bfloat16"], PRETRAINING]
+    compile: Annotated[bool, PRETRAINING]
     # How the LM loss is computed (gpt1/model/lm_loss.py): chunked never holds the logits; dense hands torch.compile
     # one graph to fuse. The same value and gradients, other rounding.
-    lm_loss: Literal["chunked", "dense"]
+    lm_loss: Annotated[Literal["chunked", "dense"], PRETRAINING]
     # CUDA: ask for deterministic kernels (gpt1/train/precision.py); false lets faster non-deterministic ones run
-    deterministic: bool
+    deterministic: Annotated[bool, PRETRAINING]
     # auto: one per GPU the job is given (SLURM's or CUDA_VISIBLE_DEVICES), else one; above one, `gpt1 pretrain`
     # starts them through torchrun's launcher (gpt1/train/launch.py)
-    processes_per_node: Literal["auto"] | Annotated[StrictInt, Field(ge=1, le=64)]
-    micro_batch_size: int = Field(ge=1, description="the most sequences per forward pass on one device")
-    tokens_per_update: int = Field(ge=1, description="tokens per optimizer step, all devices and accumulation")
-    max_steps: Optional[int] = Field(ge=0, description="updates; 0: no training, only with init_from (released "
-                                     "weights as they are); null: give epochs instead")
-    epochs: Optional[float] = Field(default=None, gt=0, le=10_000, description="the paper's unit instead of "
-                                    "max_steps: passes over the tokenized training corpus (gpt1/params/schedule.py)")
-    warmup_steps: int = Field(ge=0)
-    betas: tuple[Beta, Beta]
-    eps: AdamEps
-    weight_decay: float = Field(ge=0)
-    grad_clip: float = Field(gt=0)
-    eval_interval: int = Field(ge=1)
-    eval_tokens: int = Field(ge=1)
-    checkpoints: int = Field(ge=1, description="log-spaced checkpoints kept for the zero-shot analysis")
-    save_interval: int = Field(ge=1, description="updates between resume checkpoints (resume.pt)")
-    init_from: Optional[str] = Field(
-        description="start the Transformer from these weights: released GPT-1 (an HF folder, or "
-        "OpenAI's params_shapes.json + params_*.npy) or a gpt1 .safetensors checkpoint")
-    transformer: OptimiserParams
-    lstm: OptimiserParams
+    processes_per_node: Annotated[Literal["auto"] | Annotated[StrictInt, Field(ge=1, le=64)], PRETRAINING]
+    micro_batch_size: Annotated[int, PRETRAINING] = Field(
+        ge=1, description="the most sequences per forward pass on one device")
+    tokens_per_update: Annotated[int, Role(stages=("pretrain", "transfer-figure"), resume=True)] = Field(
+        ge=1, description="tokens per optimizer step, all devices and accumulation")
+    max_steps: Annotated[Optional[int], LENGTH] = Field(
+        ge=0, description="updates; 0: no training, only with init_from (released weights as they are); null: give "
+        "epochs instead")
+    epochs: Annotated[Optional[float], LENGTH] = Field(
+        default=None, gt=0, le=10_000, description="the paper's unit instead of max_steps: passes over the tokenized "
+        "training corpus (gpt1/params/schedule.py)")
+    warmup_steps: Annotated[int, TRAJECTORY] = Field(ge=0)
+    betas: Annotated[tuple[Beta, Beta], TRAJECTORY]
+    eps: Annotated[AdamEps, TRAJECTORY]
+    weight_decay: Annotated[float, TRAJECTORY] = Field(ge=0)
+    grad_clip: Annotated[float, TRAJECTORY] = Field(gt=0)
+    eval_interval: Annotated[int, PRETRAINING] = Field(ge=1)
+    eval_tokens: Annotated[int, PRETRAINING] = Field(ge=1)
+    checkpoints: Annotated[int, TRAJECTORY] = Field(
+        ge=1, description="log-spaced checkpoints kept for the zero-shot analysis")  # resumed runs stage their files
+    save_interval: Annotated[int, PRETRAINING] = Field(ge=1, description="updates between resume checkpoints (resume.pt)")
+    init_from: Annotated[Optional[str], Role(
+        stages=("user-files", "pretrain", "zeroshot"), resume=True,
+        notes=(("zeroshot", "the Transformer's model, where nothing is pretrained here"),))] = Field(
+        description="start the Transformer from these weights: released GPT-1 (an HF folder, or OpenAI's "
+        "params_shapes.json + params_*.npy) or a gpt1 .safetensors checkpoint")
+    # Each model's own section; the pretrain stage's job reads its own (gpt1/pipeline/stage_table.py).
+    transformer: Annotated[OptimiserParams, Role(
+        stages=("zeroshot", "transfer-curve", "transfer-figure"),
+        notes=(("zeroshot", "each model's own max_steps, where set"), ("transfer-figure", "its max_steps, where set")))]
+    lstm: Annotated[OptimiserParams, Role(stages=("zeroshot",))]
 
     @model_validator(mode="after")
     def _one_length(self) -> "PretrainParams":
@@ -124,10 +147,40 @@ class PretrainParams(Section):
 
 
 class FinetuneParams(Section):
-    """The paper: lr 6.25e-5, batch 32, 3 epochs, warmup 0.2 % then linear decay, λ 0.5, dropout 0.1."""
+    """The paper: lr 6.25e-5, batch 32, 3 epochs, warmup 0.2 % then linear decay, λ 0.5, dropout 0.1.
 
-    methods: list[str] = Field(min_length=1, description="Table 5's methods (gpt1/methods.py)")
-    seeds: list[Seed] = Field(min_length=1)
+    A method's rate and λ reach a run's fingerprint through the method it resolves to (gpt1/methods.py), the row
+    samples through the tokens' digest: their roles name no `resume`."""
+
+    lr: Annotated[float, Role(stages=FINE_TUNING)] = Field(gt=0, lt=1)
+    batch_size: Annotated[int, TRAINING] = Field(ge=1)
+    epochs: Annotated[int, TRAINING] = Field(ge=1)
+    warmup_fraction: Annotated[float, TRAINING] = Field(ge=0, lt=1)
+    lm_coef: Annotated[float, Role(stages=FINE_TUNING, card=True)] = Field(
+        ge=0, description="λ of the auxiliary LM loss; the no_aux_lm method uses 0")
+    classifier_dropout: Annotated[float, TRAINING] = Field(ge=0, lt=1)
+    betas: Annotated[tuple[Beta, Beta], TRAINING]
+    eps: Annotated[AdamEps, TRAINING]
+    weight_decay: Annotated[float, TRAINING] = Field(ge=0)
+    grad_clip: Annotated[float, TRAINING] = Field(gt=0)
+    max_train_examples: Annotated[Optional[int], Role(
+        stages=(*FINE_TUNING, "encode-task", "baselines", "ablation"), card=True)] = Field(
+        ge=1, description="seeded subsample of train (None: all)")
+    max_eval_examples: Annotated[Optional[int], Role(
+        stages=(*FINE_TUNING, "encode-task", "baselines", "encode-zeroshot"), card=True)] = Field(
+        ge=1, description="seeded sample of dev/test, kept in file order (None: all)")
+    # auto: a GPU where there is one; zeroshot scores the pretraining checkpoints on it too
+    device: Annotated[Literal["auto", "cpu", "cuda"], Role(stages=(*FINE_TUNING, "zeroshot"), resume=True, card=True)]
+    # auto: bf16 autocast where the hardware has native bf16 (CUDA, or a CPU with AVX512-BF16/AMX, where it
+    # is ~2x faster than fp32), else fp32
+    dtype: Annotated[Literal["auto", "float32", "bfloat16"], TRAINING]
+    save_interval: Annotated[int, Role(stages=FINE_TUNING)] = Field(
+        ge=1, description="updates between a seed's saved states (gpt1/train/finetune.py)")
+    # What a stage loops over, not a run's setting: a card naming them would go stale whenever one is added.
+    methods: Annotated[list[str], Role(stages=("evaluate", "transfer-figure"))] = Field(
+        min_length=1, description="Table 5's methods (gpt1/methods.py); the finetune stage's jobs")
+    seeds: Annotated[list[Seed], Role(stages=("finetune", "evaluate", "ablation", "paper-tables"))] = Field(
+        min_length=1)
 
     _seeds_distinct = field_validator("seeds")(_distinct)
 
@@ -137,25 +190,14 @@ class FinetuneParams(Section):
         if any(name not in METHODS for name in names) or len(set(names)) != len(names):
             raise ValueError(f"each a method of gpt1/methods.py, once: {', '.join(METHODS)}")
         return names
-    lr: float = Field(gt=0, lt=1)
-    no_pretrain_lr: Optional[float] = Field(gt=0, lt=1,
-                                            description="the no_pretrain method's rate (None: finetune.lr)")
-    batch_size: int = Field(ge=1)
-    epochs: int = Field(ge=1)
-    warmup_fraction: float = Field(ge=0, lt=1)
-    lm_coef: float = Field(ge=0, description="λ of the auxiliary LM loss; the no_aux_lm method uses 0")
-    classifier_dropout: float = Field(ge=0, lt=1)
-    betas: tuple[Beta, Beta]
-    eps: AdamEps
-    weight_decay: float = Field(ge=0)
-    grad_clip: float = Field(gt=0)
-    max_train_examples: Optional[int] = Field(ge=1, description="seeded subsample of train (None: all)")
-    max_eval_examples: Optional[int] = Field(ge=1, description="seeded sample of dev/test, kept in file order (None: all)")
-    device: Literal["auto", "cpu", "cuda"]
-    # auto: bf16 autocast where the hardware has native bf16 (CUDA, or a CPU with AVX512-BF16/AMX, where it
-    # is ~2x faster than fp32), else fp32
-    dtype: Literal["auto", "float32", "bfloat16"]
-    save_interval: int = Field(ge=1, description="updates between a seed's saved states (gpt1/train/finetune.py)")
+
+
+# Each method with a rate of its own (gpt1/methods.py) has its key, finetune.<method>_lr, from its registry entry.
+FinetuneParams = create_model(
+    "FinetuneParams", __base__=FinetuneParams, __module__=__name__, __doc__=FinetuneParams.__doc__,
+    **{own_rate_key(name): (Annotated[Optional[float], Role(stages=("finetune",))],
+                            Field(gt=0, lt=1, description=f"the {name} method's rate (None: finetune.lr)"))
+       for name, entry in METHODS.items() if entry.own_rate})
 
 
 class AnalysisParams(Section):

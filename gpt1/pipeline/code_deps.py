@@ -15,11 +15,11 @@ from typing import Callable
 
 PACKAGE = "gpt1"
 # Modules whose edits cannot change a stage's outputs, so stages do not list them and the walk stops at them:
-# exception types, write-then-rename, and the params.yaml schema (a stage lists the params it reads under
-# `params:`, and params.yaml sets every key; the schema would otherwise drag in every data loader through the task
-# registry it validates names against). Package __init__ files hold only a docstring (tests/test_layout.py), so
-# they are not listed either.
-NEUTRAL = frozenset({"errors", "files.atomic", "params.schema"})
+# exception types, write-then-rename, and the params.yaml schema with the roles its settings declare (a stage lists
+# the params it reads under `params:`, and params.yaml sets every key; the schema would otherwise drag in every data
+# loader through the task registry it validates names against). Package __init__ files hold only a docstring
+# (tests/test_layout.py), so they are not listed either.
+NEUTRAL = frozenset({"errors", "files.atomic", "params.schema", "params.roles"})
 
 
 def source_of(root: Path, module: str) -> Path:

@@ -14,6 +14,8 @@ from pathlib import Path
 import yaml
 
 from gpt1.files.atomic import write_text_if_changed
+from gpt1.params.files import compose_raw
+from gpt1.params.schema import parse_params
 from gpt1.pipeline import dag, dvc_yaml
 
 REGENERATE = "python -m gpt1.pipeline.generated"
@@ -59,9 +61,11 @@ def write_dvc_yaml(root: Path) -> None:
 
 def generated(root: Path) -> dict[Path, tuple[tuple[str, str], str]]:
     """{page: (its markers, the text between them)}, for the project at `root` with its default params."""
-    # params.yaml as it is, the default: no profile over it. Read here, not through gpt1.params: that package reaches
-    # gpt1.data, whose text work runs through this one (gpt1/pipeline/parallel.py), and the imports would go round.
-    path, params = root / "dvc.yaml", yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    # params.yaml as it is, the default: no profile over it. Validated, then resolved as DVC resolves it, from the
+    # values as written (as workflow/Snakefile does).
+    params, source = compose_raw(root / "params.yaml", ())
+    parse_params(params, source)
+    path = root / "dvc.yaml"
     return {root / "README.md": (DRAWING, dag.drawing(dag.resolve(path, params))),
             root / "docs" / "pipeline.md": (STAGE_TABLE, dag.stage_table_markdown(dag.templates(path, params)))}
 

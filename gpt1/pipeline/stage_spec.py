@@ -62,7 +62,7 @@ class OneOff:
 @dataclass(frozen=True)
 class StageSpec:
     help: str  # the command's help, and the stage's `desc` in dvc.yaml (`dvc stage list`)
-    # light: one core. text: every core, through worker processes (gpt1/pipeline/parallel.py). training: every core
+    # light: one core. text: every core, through worker processes (gpt1/files/parallel.py). training: every core
     # (torch threads), the GPUs a job is given, and (pretrain) the processes torchrun launches.
     work: Work = "light"
     options: bool = False  # the module has add_arguments(parser); imported only for these, so the CLI stays cheap

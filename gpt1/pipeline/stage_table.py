@@ -11,24 +11,24 @@ row re-runs only what the regenerated dvc.yaml changes.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from gpt1 import layout
 from gpt1.kinds import KINDS, LSTM, TRANSFORMER
 from gpt1.layout import LOGS
+from gpt1.params.roles import declared
+from gpt1.params.schema import Params
 from gpt1.pipeline.stage_spec import ITEM, KEY, Entry, OneOff, Out, StageSpec, each, keys
 
 RESULT_FILES = layout.Results()
+# The tokenized corpus, for the stages that resolve pretrain.epochs into updates (gpt1/files/tokens_meta.py).
+EPOCHS_CORPUS = Entry(layout.TOKENS, "its size resolves pretrain.epochs into updates")
 TASK, METHOD = each("task"), each("method")  # the job's values in the matrix stages
 # Folders holding every job's output of a stage, which a later stage reads whole.
 FINETUNE_RUNS = layout.RESULTS / layout.FINETUNE
 LAYER_TRANSFER_RUNS = layout.layer_transfer_task(TASK).parent
 TRANSFER_CURVE_RUNS = layout.transfer_curve_task(TASK).parent
-# The finetune settings every fine-tuning stage reads, after finetune.lr.
-FINETUNING = keys("finetune", "batch_size", "epochs", "warmup_fraction", "lm_coef", "classifier_dropout", "betas",
-                  "eps", "weight_decay", "grad_clip", "max_train_examples", "max_eval_examples", "device", "dtype",
-                  "save_interval")
-EXAMPLES = keys("finetune", "max_train_examples", "max_eval_examples")
 
 
 def dvclive_plots(kind: str) -> Path:
@@ -47,7 +47,7 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
         always_changed=True,
         params=("data.local_paths", Entry("data.tasks", "with data.corpus: only the selected user tasks and corpus "
                                                         "parts are read, so watched"),
-                "data.corpus", "data.user_tasks", "data.user_corpus", "bpe.import_from", "pretrain.init_from"),
+                "data.corpus", "data.user_tasks", "data.user_corpus", "bpe.import_from"),
         outputs=tuple(Out(layout.user_files_record(setting), cache=False, persist=True)
                       for setting in ("local_paths", "user_data", "import_from", "init_from"))),
     "download": StageSpec(
@@ -73,16 +73,13 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
         jobs={"task": "data.tasks"},
         why="A task's fine-tuning samples as BPE ids, once for all its fine-tuning, layer-transfer and curve jobs "
             "(they load neither the BPE nor spaCy, and depend on their own task only); gpt1/model/task_tokens.py.",
-        deps=(layout.TASKS, layout.BPE), params=("seed", *EXAMPLES), outputs=(Out(layout.task_tokens(TASK)),)),
+        deps=(layout.TASKS, layout.BPE), params=("seed",), outputs=(Out(layout.task_tokens(TASK)),)),
     "pretrain": StageSpec(
         "pretrain the Transformer or the LSTM (resumes after interruption)", work="training", options=True,
         jobs={"kind": {TRANSFORMER: "model", LSTM: "lstm"}},  # each kind's section of params
         report="Pretraining",
         deps=(layout.user_files_record("init_from"), layout.TOKENS),
-        params=("seed", ITEM, *keys("pretrain", "device", "dtype", "compile", "lm_loss", "deterministic",
-                                    "processes_per_node", "micro_batch_size", "tokens_per_update", "max_steps",
-                                    "epochs", "warmup_steps", "betas", "eps", "weight_decay", "grad_clip",
-                                    "eval_interval", "eval_tokens", "checkpoints", "save_interval", "init_from", KEY),
+        params=("seed", Entry(ITEM, "the job's model section"), Entry(f"pretrain.{KEY}", "and its optimiser's"),
                 Entry("model.n_positions", "the LSTM reads sequences as long as the Transformer's")),
         outputs=(Out(layout.pretrained_model(KEY), note="resume.pt and the unfinished run's checkpoints live beside "
                      "these, undeclared, so that a re-run after an interruption (which deletes declared outputs first) "
@@ -112,7 +109,7 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
             "its output.",
         deps=(layout.task_tokens(TASK),
               Entry(layout.starting_model_record(METHOD), "and through it, the weights it starts from")),
-        params=("seed", "model", *keys("finetune", "lr", "no_pretrain_lr"), *FINETUNING, "finetune.seeds"),
+        params=("seed", "model"),
         outputs=(Out(layout.finetune_runs(TASK, METHOD)),)),
     "layer-transfer": StageSpec(
         "fine-tune one task with only the first k pretrained blocks transferred, every k and seed", work="training",
@@ -122,7 +119,7 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
         why="One process per task runs every k of analysis.layer_transfer_layers (k < model.n_layer, validated; "
             "layer_figure reuses finetune's full run as k = n_layer) and every seed of analysis.layer_transfer_seeds.",
         deps=(layout.task_tokens(TASK), layout.pretrained_model(TRANSFORMER)),
-        params=("seed", "finetune.lr", *FINETUNING, *keys("analysis", "layer_transfer_seeds", "layer_transfer_layers")),
+        params=("seed", *keys("analysis", "layer_transfer_seeds", "layer_transfer_layers")),
         outputs=(Out(layout.layer_transfer_task(TASK)),)),
     "transfer-curve": StageSpec(
         "fine-tune one task's full from each pretraining checkpoint, every seed", work="training", options=True,
@@ -133,47 +130,42 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
             "kept checkpoints below the last update, validated), every S and every analysis.layer_transfer_seeds in "
             "one process per task; the curve's ends (0 and the last update) are the finetune stage's no_pretrain and "
             "full runs.",
-        deps=(layout.task_tokens(TASK), layout.pretraining_checkpoints(TRANSFORMER)),
-        params=("seed", "finetune.lr", *FINETUNING, *keys("analysis", "layer_transfer_seeds", "transfer_curve_steps"),
-                Entry("pretrain.max_steps", "a Transformer pretrained here keeps checkpoints"),
-                *keys("pretrain", "epochs", "transformer")),
+        deps=(layout.task_tokens(TASK), layout.pretraining_checkpoints(TRANSFORMER), EPOCHS_CORPUS),
+        params=("seed", *keys("analysis", "layer_transfer_seeds", "transfer_curve_steps")),
         outputs=(Out(layout.transfer_curve_task(TASK)),)),
     "baselines": StageSpec(
         "majority-class and TF-IDF + logistic regression baselines",
-        deps=(layout.TASKS,), params=("seed", "data.tasks", *EXAMPLES), outputs=(Out(RESULT_FILES.baselines),)),
+        deps=(layout.TASKS,), params=("seed", "data.tasks"), outputs=(Out(RESULT_FILES.baselines),)),
     "evaluate": StageSpec(
         "gather every test metric into results/scores*.csv; the headline into results/metrics.json", report="Table 5",
         deps=(FINETUNE_RUNS, RESULT_FILES.baselines, Entry(layout.TASKS, "each task's spec: its primary metric")),
-        params=(Entry("seed", "the baselines are listed with it"), "data.tasks", "finetune.methods", "finetune.seeds"),
+        params=(Entry("seed", "the baselines are listed with it"), "data.tasks"),
         outputs=(Out(RESULT_FILES.scores), Out(RESULT_FILES.scores_summary),
                  Out(RESULT_FILES.evaluation_metrics, "metrics", cache=False))),
     "encode-zeroshot": StageSpec(
         "the zero-shot heuristics' candidates as BPE ids, for every checkpoint",
         why="Split from zeroshot so that scoring the checkpoints needs neither the BPE nor spaCy (a GPU machine's "
             "bundle carries the candidates), and a new checkpoint re-scores without re-encoding.",
-        deps=(layout.RAW, layout.TASKS, layout.BPE), params=("seed", "data.tasks", "finetune.max_eval_examples"),
+        deps=(layout.RAW, layout.TASKS, layout.BPE), params=("seed", "data.tasks"),
         outputs=(Out(layout.zero_shot_tasks()),)),
     "zeroshot": StageSpec(
         "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)", report="Figure 2",
         deps=(layout.zero_shot_tasks(), *(layout.pretraining_checkpoints(kind) for kind in KINDS),
-              *(layout.pretrained_model(kind) for kind in KINDS)),
-        params=("finetune.device", "pretrain.max_steps", "pretrain.epochs",
-                Entry("pretrain.transformer", "each model's own max_steps, where set"), "pretrain.lstm",
-                Entry("pretrain.init_from", "the Transformer's model, where nothing is pretrained here"),
-                "model.n_positions"),
+              *(layout.pretrained_model(kind) for kind in KINDS), EPOCHS_CORPUS),
+        params=("model.n_positions",),
         outputs=(Out(RESULT_FILES.zero_shot), Out(RESULT_FILES.zero_shot_trend, cache=False),
                  Out(RESULT_FILES.zero_shot_plot, "plots", cache=False))),
     "ablation": StageSpec(
         "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md", report="Table 5",
         deps=(RESULT_FILES.scores_summary, FINETUNE_RUNS, RESULT_FILES.baselines, layout.TASKS),
-        params=("data.tasks", "finetune.seeds", "finetune.max_train_examples"),
+        params=("data.tasks",),
         outputs=tuple(Out(path, cache=False) for path in (
             RESULT_FILES.ablation, RESULT_FILES.ablation_std, RESULT_FILES.ablation_intervals,
             RESULT_FILES.ablation_markdown, RESULT_FILES.ablation_baselines))),
     "paper-tables": StageSpec(
         "the paper's Tables 2-4 beside ours: results/paper_tables.csv and .md", report="Tables 2-4",
         why="The paper's Tables 2-4 beside `full`'s test scores, with their intervals (every seed's run is read)",
-        deps=(FINETUNE_RUNS, layout.TASKS), params=("data.tasks", "finetune.seeds"),
+        deps=(FINETUNE_RUNS, layout.TASKS), params=("data.tasks",),
         outputs=(Out(RESULT_FILES.paper_tables, cache=False), Out(RESULT_FILES.paper_tables_markdown, cache=False))),
     "layer-figure": StageSpec(
         "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png", report="Figure 2",
@@ -186,13 +178,23 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
         "transfer over pretraining: results/transfer_curve.csv, _trend.csv and .png",
         report="Transfer over pretraining",
         deps=(TRANSFER_CURVE_RUNS, Entry(FINETUNE_RUNS, "the curve's ends: no_pretrain (0 updates) and full (the last "
-                                                        "update), read rather than re-trained"), layout.TASKS),
-        params=(*keys("analysis", "transfer_curve_tasks", "transfer_curve_steps", "layer_transfer_seeds"),
-                "finetune.methods", "pretrain.max_steps", "pretrain.epochs",
-                Entry("pretrain.transformer", "its max_steps, where set"), "pretrain.tokens_per_update"),
+                                                        "update), read rather than re-trained"), layout.TASKS,
+              EPOCHS_CORPUS),
+        params=keys("analysis", "transfer_curve_tasks", "transfer_curve_steps", "layer_transfer_seeds"),
         outputs=(Out(RESULT_FILES.transfer_curve, cache=False), Out(RESULT_FILES.transfer_curve_trend, cache=False),
                  Out(RESULT_FILES.transfer_curve_plot, "plots", cache=False))),
 }
+
+
+def declared_params(command: str, params: type[Params] = Params) -> tuple[str | Entry, ...]:
+    """The settings whose role in the schema names stage `command` (gpt1/params/roles.py), in the schema's order."""
+    return tuple(key if role.note(command) is None else Entry(key, role.note(command))
+                 for key, role in declared(params) if command in role.stages)
+
+
+# A row lists the params it reads as sections or keys of sections that declare no roles; the settings that declare
+# theirs in the schema are added from there, so a new one reaches every stage it shapes with no row edited.
+STAGES = {command: replace(spec, params=(*spec.params, *declared_params(command))) for command, spec in STAGES.items()}
 
 
 def loss_plot(split: str) -> dict:

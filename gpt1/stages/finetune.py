@@ -27,7 +27,8 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.model.task_tokens import TaskTokens  # torch: only when the stage runs
-    from gpt1.train.finetune import FinetuneSettings, job_state, run_seeds
+    from gpt1.train.finetune import FinetuneSettings, run_seeds
+    from gpt1.train.seed_state import job_state
     from gpt1.train.starting_weights import check
 
     method = resolve(args.method, params.finetune)  # once: the library is handed the method, never its name

@@ -10,7 +10,7 @@ from gpt1 import layout
 from gpt1.files.atomic import atomic_directory
 from gpt1.params.schema import Params
 from gpt1.data.prepare import evaluation_sentence_keys, prepare_corpus, prepare_tasks, zero_shot_sentence_keys
-from gpt1.pipeline.parallel import Workers
+from gpt1.files.parallel import Workers
 
 log = logging.getLogger(__name__)
 

@@ -8,6 +8,7 @@ import logging
 
 from gpt1 import layout
 from gpt1.files.atomic import atomic_directory
+from gpt1.files.tokens_meta import training_tokens
 from gpt1.params import applicability
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.schema import Params
@@ -41,7 +42,7 @@ def main(args, params: Params) -> None:
             (staging / NOT_APPLICABLE_FILE).write_text(f"{applicability.NOT_APPLICABLE}: {reason}\n")
         log.info("%s: %s", applicability.NOT_APPLICABLE, reason)
         return
-    schedule = PretrainSchedule.of(params.pretrain, TRANSFORMER)
+    schedule = PretrainSchedule.of(params.pretrain, TRANSFORMER, training_tokens())
     if schedule.updates == 0:  # checkpoints asked for, and none are kept
         raise UserError("the transfer curve fine-tunes from checkpoints of a Transformer pretrained here, and "
                         "pretrain.max_steps is 0 (released weights used as they are): build the other targets, "

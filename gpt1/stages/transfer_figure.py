@@ -11,6 +11,7 @@ import pandas as pd
 from gpt1 import layout
 from gpt1.files.atomic import atomic_path
 from gpt1.params import applicability
+from gpt1.files.tokens_meta import training_tokens
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.schema import Params
 from gpt1.data.records import TaskSpec
@@ -47,7 +48,7 @@ def main(args, params: Params) -> None:
         not_applicable([files.transfer_curve, files.transfer_curve_trend], files.transfer_curve_plot, reason)
         log.info("%s: %s", applicability.NOT_APPLICABLE, reason)
         return
-    schedule = PretrainSchedule.of(params.pretrain, TRANSFORMER)
+    schedule = PretrainSchedule.of(params.pretrain, TRANSFORMER, training_tokens())
     run_transfer_curve(layout.RESULTS, layout.TASKS, analysis.transfer_curve_tasks,
                        schedule.curve_steps(analysis.transfer_curve_steps), schedule.updates,
                        analysis.layer_transfer_seeds, params.pretrain.tokens_per_update,

@@ -22,7 +22,7 @@ from gpt1.files.atomic import atomic_directory
 from gpt1.errors import UserError
 from gpt1.files.text_files import read_text
 from gpt1.data.cleanup import clean
-from gpt1.pipeline.parallel import ordered_map
+from gpt1.files.parallel import ordered_map
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from gpt1.errors import UserError
 from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe, read_corpus
-from gpt1.pipeline.parallel import Workers, shared
+from gpt1.files.parallel import Workers, shared
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "val")
@@ -46,7 +46,7 @@ def encoders(bpe: Gpt1Bpe, dtype: np.dtype, count: int | None = None) -> Workers
 def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype, workers: Workers | None = None) -> dict:
     """Stream one split's documents through the BPE into `destination`, on `workers` (`encoders(bpe, dtype)`; by
     default of every core; the bytes do not depend on it). Memory stays flat whatever the corpus size (BooksCorpus is
-    ~5 GB of text): only a few chunks of documents are in flight (gpt1/pipeline/parallel.py)."""
+    ~5 GB of text): only a few chunks of documents are in flight (gpt1/files/parallel.py)."""
     separator = bpe.encoder.get("\n" + END_OF_WORD)
     started, documents, tokens, characters = time.perf_counter(), 0, 0, 0
     between = np.asarray([] if separator is None else [separator], dtype=dtype)

@@ -1,7 +1,7 @@
 """Fine-tuning: every seed of one (task, method), as the paper fine-tunes (Section 3.2, 4.1), from its starting
 model to the files it writes. Read top to bottom: a job (`run_seeds`; `run_seeds_over` for the Figure 2 and
-transfer-curve jobs, which vary one setting), one seed (`run_seed`), its starting model, its training, its
-evaluation and files (predictions, metrics, model card, weights), and the state that lets a stopped job resume.
+transfer-curve jobs, which vary one setting), one seed (`run_seed`), its starting model, its training, and its
+evaluation and files (predictions, metrics, model card, weights).
 
 AdamW (decay only on >= 2-D weights), linear warmup over `warmup_fraction` of the updates then linear
 decay to 0, gradient clipping, classifier dropout, L3 = L2 + λ·L1. The method (one of Table 5's, gpt1/methods.py)
@@ -16,7 +16,8 @@ batch order. Output files hold no timings (they go to the log), so a rerun write
 runs many (task, method, seed) runs in one process (imports are paid once; a task's tokens are loaded once per
 task, gpt1/model/task_tokens.py); each run writes exactly what a process of its own would.
 
-Kept apart, each for a second user: the training state, one update and the resume file's round trip
+Kept apart: the model card (gpt1/train/model_card.py) and a seed's saved state, which lets a stopped job resume
+and a retry reuse finished seeds (gpt1/train/seed_state.py); and, each for a second user, the training state, one update and the resume file's round trip
 (gpt1/train/loop.py, pretraining's too); a model's scores on examples (gpt1/train/finetune_predict.py, `gpt1
 predict`'s too); the record of a method's starting weights (gpt1/train/starting_weights.py, torch-free, the
 starting-model stage's too).
@@ -24,42 +25,42 @@ starting-model stage's too).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import math
-import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator, Literal, Sequence
+from typing import Literal, Sequence
 
 import torch
 from tqdm import tqdm
 
-from gpt1.data.records import SPLITS, TaskSpec
 from gpt1.errors import UserError
 from gpt1.eval.metrics import score
-from gpt1.files.atomic import atomic_directory, atomic_write_text, exclusive_lock, link_or_copy
+from gpt1.files.atomic import atomic_directory
 from gpt1.files.digests import sha256_of
 from gpt1.kinds import TRANSFORMER
 from gpt1.layout import (RUN_CARD, RUN_METRICS, RUN_WEIGHTS, kept_checkpoints, pretrained_model, pretraining_checkpoint,
                          run_predictions, seed_run, training_state)
-from gpt1.methods import ResolvedMethod
+from gpt1.methods import ResolvedMethod, rate_key
 from gpt1.model.heads import Batch, TaskModel, collate
 from gpt1.model.lm import GPT1, LanguageModel, build_model, load_model
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.model.transforms import EncodedExample
+from gpt1.params.roles import keys_with
 from gpt1.params.schema import FinetuneParams, Params, TransformerParams
 from gpt1.train import distributed, precision
 from gpt1.train.finetune_predict import EVAL_BATCH_SIZE, predict, prediction_rows  # noqa: F401 (named here too)
 from gpt1.train.interrupt import StopRequest, Stopped
 from gpt1.train.loop import TrainingState, load_state, save_state
 from gpt1.train.lr_schedules import warmup_linear
+from gpt1.train.model_card import RunCard, model_card
 from gpt1.train.model_configs import model_config
+from gpt1.train.seed_state import SeedState, fingerprint, job_state, seed_state
 
 log = logging.getLogger(__name__)
 
@@ -214,8 +215,8 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
     log.info("%s / %s / seed %d: %d train examples, λ = %g, lr %g, %d-token context", prepared.task, method.name,
              seed, len(encoded["train"]), method.lm_coef, method.lr, n_ctx)
     built = time.perf_counter()
-    history = train(task_model, encoded["train"], settings.finetune, method.lm_coef, method.lr, seed, device,
-                    label=f"finetune {name}", lr_key=method.lr_key, resume=state, stop=stop)
+    history = train(task_model, encoded["train"], settings.finetune, method, seed, device,
+                    label=f"finetune {name}", resume=state, stop=stop)
     trained = time.perf_counter()
     results, predictions = _evaluate(task_model, encoded, prepared)
     metrics = {split: results[split]["metrics"] for split in results}
@@ -249,17 +250,12 @@ def _signature(prepared: Prepared, method: ResolvedMethod, seed: int, model, n_c
     settings = prepared.settings.finetune
     weights = starting_weights(method, prepared.pretrain_dir, pretrain_step)
     return fingerprint({
-        "finetune": {key: getattr(settings, key) for key in TRAINING_KEYS},
+        "finetune": {key: getattr(settings, key) for key in keys_with(type(settings), lambda role: role.resume)},
         "sample_seed": prepared.settings.sample_seed,
         "method": asdict(method), "seed": seed, "transfer_layers": transfer_layers, "pretrain_step": pretrain_step,
         "save_weights": save_weights, "model": asdict(model.config), "n_ctx": n_ctx,
         "starting_weights": None if weights is None else prepared.weights_digest(weights),
         "tokens": prepared.tokens_digest, "scored_too": [other.tokens_digest for other, _ in scored_too]})
-
-
-# The `finetune` keys a seed's training and evaluation read (the tokens' digest covers the sampling keys).
-TRAINING_KEYS = ("batch_size", "epochs", "warmup_fraction", "classifier_dropout", "betas", "eps", "weight_decay",
-                 "grad_clip", "device", "dtype")
 
 
 def tokens_digest(tokens: TaskTokens) -> str:
@@ -346,12 +342,11 @@ def context_length(model: LanguageModel, transformer: TransformerParams) -> int:
 # run's seed, drawn at each epoch's start; with a seed's state (`SeedState`, below) the loop saves and resumes
 # everything it needs to end as a run never stopped.
 
-def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: FinetuneParams, lm_coef: float,
-          lr: float, seed: int, device: torch.device, label: str = "fine-tuning",
-          lr_key: str = "finetune.lr", resume: SeedState | None = None,
-          stop: StopRequest | None = None) -> list[dict[str, float]]:
-    """Fine-tune in place with params' `finetune` section at `lr`; returns mean losses per epoch (L3, L2, L1). A
-    non-finite loss stops it with one line naming `label` and `lr_key`, the params key `lr` came from
+def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: FinetuneParams,
+          method: ResolvedMethod, seed: int, device: torch.device, label: str = "fine-tuning",
+          resume: SeedState | None = None, stop: StopRequest | None = None) -> list[dict[str, float]]:
+    """Fine-tune in place with params' `finetune` section at `method`'s rate and λ; returns mean losses per epoch
+    (L3, L2, L1). A non-finite loss stops it with one line naming `label` and the params key the rate came from
     (loop.Diverged). With `resume`, it continues from that seed's saved state where one matches, saves it every
     finetune.save_interval updates and, when `stop` has seen SIGTERM, after the update in progress (then raises
     interrupt.Stopped); saving reads the RNG states and draws nothing, so the run ends as one never stopped."""
@@ -359,9 +354,9 @@ def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: F
     total = per_epoch * settings.epochs
     warmup = math.ceil(settings.warmup_fraction * total)
     save_interval = settings.save_interval
-    state = TrainingState.start(task_model, task_model.parameter_groups(settings.weight_decay), lr,
+    state = TrainingState.start(task_model, task_model.parameter_groups(settings.weight_decay), method.lr,
                                 settings.betas, settings.eps, lambda step: warmup_linear(step, total, warmup),
-                                label=label, knobs=f"{lr_key} (or finetune.grad_clip)")
+                                label=label, knobs=f"{rate_key(method.name, settings)} (or finetune.grad_clip)")
     autocast = precision.autocast(device, settings.dtype, many_shapes=True)
     generator = torch.Generator().manual_seed(seed)
     runtime = distributed.Runtime(rank=0, world_size=1, local_rank=0, device=device)
@@ -370,7 +365,7 @@ def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: F
 
     def losses_of(indices: list[int]):
         return batch_losses(task_model, collate([examples[i] for i in indices], task_model.regression).to(device),
-                            lm_coef)
+                            method.lm_coef)
 
     def save() -> None:
         extra = {"generator": generator.get_state(), "order": torch.tensor(order), "sums": sums}
@@ -476,205 +471,3 @@ def strict_json(value, **options) -> str:
     except ValueError:
         raise UserError("a prediction or metric is not a finite number (the model's outputs overflowed); nothing "
                         "was written for this run: lower finetune.lr or use finetune.dtype float32") from None
-
-
-@dataclass(frozen=True)
-class RunCard:
-    """What a run's model card says: what was trained, on what, how, and its scores."""
-    task: str
-    method: ResolvedMethod  # its name, meaning, λ, and learning rate with the params key it came from
-    seed: int
-    transfer_layers: int | None
-    pretrain_step: int | None  # started from the checkpoint after this pretraining update (None: the final weights)
-    n_ctx: int
-    model_kind: str
-    model_config: dict
-    parameters: int
-    history: list[dict[str, float]]
-    results: dict[str, dict]
-    saved_weights: bool
-    precision: str
-    model_of: str | None = None  # scored with this task's model, trained on its training split (TaskSpec.model_of)
-
-
-# The finetune keys that shape one run; its learning rate is written with the key it came from. The methods
-# and seeds a stage loops over are not a run's settings: a card naming them would go stale (or, declared as
-# the stage's params, re-run every job) whenever one is added.
-RUN_SETTINGS = ("batch_size", "epochs", "warmup_fraction", "lm_coef", "classifier_dropout", "betas", "eps",
-                "weight_decay", "grad_clip", "max_train_examples", "max_eval_examples", "device", "dtype")
-
-
-def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: TaskTokens) -> str:
-    """What the run did, in Markdown; deterministic (no dates, no timings, no host names), so a re-run writes the
-    same bytes. `finetune`: params' section the run trained with; `sample_seed`: the project seed its task's rows
-    were sampled with."""
-    spec = data.spec
-    transfer = "all" if card.transfer_layers is None else f"embeddings + first {card.transfer_layers} blocks"
-    lines = [
-        f"# Fine-tuning run: {card.task} / {card.method.name} / seed {card.seed}", "",
-        f"Reproduce: {_reproduce(card)}", "",
-        "## Task",
-        f"- family: {spec.family}; target: {_target(spec)}; metrics: {list(spec.metrics)}",
-        f"- stands for: {spec.stands_for or '-'} (source: {spec.source})", "",
-        "## Model",
-        f"- method: {card.method.name}: {card.method.meaning}",
-        f"- kind: {card.model_kind}; {card.parameters:,} parameters with the task head; context {card.n_ctx} tokens",
-        *([f"- fine-tuned as {card.model_of}'s run (on {card.model_of}'s training split); this task scores that "
-            "model on its own dev and test splits"] if card.model_of else []),
-        f"- pretrained layers transferred: {transfer if card.method.pretrained else 'none'}",
-        *([f"- starting checkpoint: after pretraining update {card.pretrain_step} (not the final weights)"]
-          if card.pretrain_step is not None else []),
-        f"- λ (auxiliary LM weight) used: {card.method.lm_coef:g}; precision: {card.precision}",
-        f"- config: `{json.dumps(card.model_config, sort_keys=True)}`", "",
-        "## Data", "| split | rows in file | rows used |", "|---|---|---|",
-        *(f"| {split} | {data.full_sizes[split]} | {len(data.splits[split])} |" for split in SPLITS), "",
-        f"Rows used: samples seeded by the project seed ({sample_seed}), kept in file order, the same for every "
-        "method and seed (train: `max_train_examples`, dev/test: `max_eval_examples`).", "",
-        "## Fine-tuning parameters (params.yaml `finetune:`)",
-        f"- learning rate: {card.method.lr:g} (`{card.method.lr_key}`)",
-        f"- `{json.dumps({name: getattr(finetune, name) for name in RUN_SETTINGS}, sort_keys=True)}`", "",
-        "## Training (mean loss per epoch)", "| epoch | L3 | L2 (task) | L1 (LM) |", "|---|---|---|---|",
-        *(f"| {i} | {h['loss']} | {h['task_loss']} | {h['lm_loss']} |" for i, h in enumerate(card.history, 1)), "",
-        "## Results", "| split | metric | value |", "|---|---|---|",
-    ]
-    for split, result in card.results.items():
-        lines += [f"| {split} | {metric} | {value} |" for metric, value in result["metrics"].items()]
-        lines += [f"\nNote ({split}): {note}" for note in result["notes"]]
-    lines += ["", f"Fine-tuned weights: {'saved as model.safetensors' if card.saved_weights else 'not saved'}."]
-    return "\n".join(lines) + "\n"
-
-
-def _reproduce(card: RunCard) -> str:
-    """A command that re-runs this seed alone: the CLI varies the transferred blocks or the starting checkpoint
-    of `full` only, one at a time; anything else through the API."""
-    if card.transfer_layers is None and card.pretrain_step is None:  # a scored-only task: its model's run writes it
-        return f"`gpt1 finetune --task {card.model_of or card.task} --method {card.method.name} --seed {card.seed}`"
-    if card.method.name == "full" and card.pretrain_step is None:
-        return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
-    if card.method.name == "full" and card.transfer_layers is None:
-        return f"`gpt1 transfer-curve --task {card.task} --step {card.pretrain_step} --seed {card.seed}`"
-    return (f"`gpt1.train.finetune.run(FinetuneSettings.of(params), tokens, resolve({card.method.name!r}, "
-            f"params.finetune), {card.seed}, transfer_layers={card.transfer_layers}, "
-            f"pretrain_step={card.pretrain_step}, ...)`")
-
-
-def _target(spec: TaskSpec) -> str:
-    if spec.family == "multiple_choice":
-        return "index of the right candidate"
-    return "a regression score" if spec.is_regression else f"labels {list(spec.labels)}"
-
-
-# --- its saved state: fine-tuning never loses work -------------------------------------------------------------
-# A job (a method's every task and seed, a layer-transfer or transfer-curve job's every run) writes a folder per
-# seed under results/, which DVC deletes before it runs the job again and Snakemake deletes when the job fails. So
-# a seed also keeps, in a state folder outside those outputs (the stage names it with gpt1/layout.py's
-# `training_state`):
-#
-#     <state>/seed<S>/resume.pt        while it trains: the training state (model, optimiser, schedule, update
-#                                      count, the epoch's batch order and position, loss sums, RNG states), saved
-#                                      every finetune.save_interval updates and on SIGTERM (gpt1/train/interrupt.py)
-#     <state>/seed<S>/finished/<i>/    once it is done: the folders it wrote (hard links where the file system allows)
-#     <state>/seed<S>/finished.json    which output folder each of those is, and the fingerprint they were made with
-#
-# A retry copies a finished seed's folders back instead of training it again, and resumes an unfinished one at its
-# saved update; both only where the fingerprint matches: a digest of everything that shapes the seed's files (the
-# fine-tuning settings it reads, its method and seed, the model it starts from and that model's weights, the tasks'
-# tokens, the gpt1 code), so a changed param or a changed program never reuses stale work. The stage removes its
-# job's state once every seed of the job is done (`job_state`).
-
-RESUME_FILE = "resume.pt"
-FINISHED = "finished"
-FINISHED_RECORD = "finished.json"
-LOCK_FILE = "job.lock"
-
-
-@contextlib.contextmanager
-def job_state(root: Path, what: str) -> Iterator[StopRequest]:
-    """Hold a job's state folder for the block (a second process for the same job stops with one line), note a
-    stop signal (SIGTERM: the runs save their state after the update in progress and stop, interrupt.Stopped),
-    and remove the folder once the block succeeds: every seed is in its output folder then. An interrupted block
-    leaves it for the retry."""
-    root = Path(root)
-    with exclusive_lock(root / LOCK_FILE, what), StopRequest() as stop:
-        yield stop
-        for entry in root.iterdir():
-            if entry.name != LOCK_FILE:
-                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
-    (root / LOCK_FILE).unlink(missing_ok=True)
-    with contextlib.suppress(OSError):  # another process may have taken the lock meanwhile: its folder stays
-        root.rmdir()
-
-
-def seed_state(state_root: Path | None, seed: int, signature: str, save_interval: int) -> SeedState | None:
-    """Seed `seed`'s state under a run's state folder (None: a run that keeps none)."""
-    if state_root is None:
-        return None
-    return SeedState(seed_run(state_root, seed), signature, save_interval)
-
-
-@dataclass(frozen=True)
-class SeedState:
-    """One seed's state folder, and the fingerprint its saved work must carry to be used."""
-    folder: Path
-    signature: str
-    save_interval: int
-
-    @property
-    def resume_file(self) -> Path:
-        return self.folder / RESUME_FILE
-
-    def restore_finished(self, outputs: Sequence[Path]) -> bool:
-        """Copy a finished seed's folders back to `outputs` (in the order it was recorded with); False when there is
-        no finished seed with this fingerprint and these outputs."""
-        record_path = self.folder / FINISHED_RECORD
-        if not record_path.is_file():
-            return False
-        try:
-            record = json.loads(record_path.read_text())
-        except (OSError, ValueError):
-            return False
-        wanted = [Path(output).as_posix() for output in outputs]
-        kept = [self.folder / FINISHED / str(index) for index in range(len(wanted))]
-        if record.get("signature") != self.signature or record.get("outputs") != wanted or \
-                not all(folder.is_dir() for folder in kept):
-            return False
-        for source, output in zip(kept, outputs):
-            _copy_folder(source, Path(output))
-        return True
-
-    def keep_finished(self, outputs: Sequence[Path]) -> None:
-        """Record the seed's finished folders (written whole already), then drop its resume state."""
-        with atomic_directory(self.folder / FINISHED) as staging:
-            for index, output in enumerate(outputs):
-                _link_folder(Path(output), staging / str(index))
-        record = {"signature": self.signature, "outputs": [Path(output).as_posix() for output in outputs]}
-        atomic_write_text(self.folder / FINISHED_RECORD, json.dumps(record, indent=2) + "\n")
-        self.resume_file.unlink(missing_ok=True)
-
-
-def fingerprint(facts: dict[str, Any]) -> str:
-    """The sha256 of `facts` (plain JSON values) and of the gpt1 code: what a seed's files depend on."""
-    text = json.dumps({"facts": facts, "code": _code_digest()}, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-@lru_cache(maxsize=1)
-def _code_digest() -> str:
-    """Every source file of the package, once per process: a retry with other code trains again."""
-    package = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def _link_folder(source: Path, destination: Path) -> None:
-    destination.mkdir(parents=True)
-    for path in sorted(source.iterdir()):
-        link_or_copy(path, destination / path.name)
-
-
-def _copy_folder(source: Path, output: Path) -> None:
-    with atomic_directory(output) as staging:
-        for path in sorted(source.iterdir()):
-            link_or_copy(path, staging / path.name)

@@ -6,11 +6,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from gpt1.files.tokens_meta import training_tokens
+from gpt1.params.roles import keys_with
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.schema import LstmParams, Params, PretrainParams, TransformerParams
 from gpt1.errors import UserError
 from gpt1.kinds import KINDS, LSTM, TRANSFORMER, Kind
 from gpt1.model.lm import LSTMConfig, TransformerConfig
+
+# The settings of a run's length, which enter a signature as the schedule resolves them.
+LENGTH = ("max_steps", "epochs", "warmup_steps")
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,7 @@ class PretrainSettings:
         if kind not in sizes:
             raise UserError(f"unknown model kind {kind!r}; use {' or '.join(map(repr, KINDS))}")
         return cls(params.pretrain, sizes[kind], params.model.n_positions, params.seed,
-                   PretrainSchedule.of(params.pretrain, kind))
+                   PretrainSchedule.of(params.pretrain, kind, training_tokens()))
 
 
 def batch_split(p: PretrainParams, length: int, world_size: int) -> tuple[int, int]:
@@ -51,13 +56,17 @@ def batch_split(p: PretrainParams, length: int, world_size: int) -> tuple[int, i
 
 def run_signature(settings: PretrainSettings, kind: Kind, config: TransformerConfig | LSTMConfig,
                   train_tokens: int) -> str:
-    """What a resume checkpoint must match: everything that shapes the training trajectory (not the device,
-    the micro-batch split or evaluation settings), and the checkpoint schedule that staged step files follow."""
-    p, schedule = settings.pretrain, settings.schedule
-    return json.dumps({
-        "kind": kind, "config": config.__dict__, "seed": settings.seed, "train_tokens": train_tokens,
-        "tokens_per_update": p.tokens_per_update, "max_steps": schedule.updates, "warmup_steps": schedule.warmup_updates,
-        "betas": list(p.betas), "eps": p.eps, "weight_decay": p.weight_decay, "grad_clip": p.grad_clip,
-        "max_lr": getattr(p, kind).max_lr, "init_from": p.init_from if kind == TRANSFORMER else None,
-        "checkpoints": p.checkpoints,  # the staged step files follow this schedule
-    }, sort_keys=True)
+    """What a resume checkpoint must match: everything that shapes the training trajectory, the pretrain settings
+    whose role in the schema says `resume` (gpt1/params/roles.py; not the device, the micro-batch split or
+    evaluation settings), and the checkpoint schedule that staged step files follow. The run's length enters as the
+    schedule resolves it (epochs or max_steps, each model's own max_steps); only the Transformer reads init_from."""
+    p, schedule, own = settings.pretrain, settings.schedule, getattr(settings.pretrain, kind)
+    resumed = lambda role: role.resume  # noqa: E731
+    trajectory = {**{name: getattr(p, name) for name in keys_with(type(p), resumed)},
+                  **{name: getattr(own, name) for name in keys_with(type(own), resumed)}}
+    trajectory = {name: value for name, value in trajectory.items() if name not in LENGTH}
+    if kind != TRANSFORMER:
+        trajectory["init_from"] = None
+    return json.dumps({"kind": kind, "config": config.__dict__, "seed": settings.seed, "train_tokens": train_tokens,
+                       **trajectory, "max_steps": schedule.updates, "warmup_steps": schedule.warmup_updates},
+                      sort_keys=True)

@@ -1,0 +1,186 @@
+"""Each setting's role is declared once, beside its type in the schema (gpt1/params/roles.py), and everything that
+lists settings reads it from there: dvc.yaml's params of each stage, the fine-tuning and pretraining resume
+fingerprints, the model card. One test per role, driven from the schema, so a key added later is covered too; and a
+setting added to the schema alone reaches all of them."""
+
+from __future__ import annotations
+
+import json
+import typing
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+import yaml
+from pydantic import Field
+
+from gpt1.methods import METHODS, own_rate_key, resolve
+from gpt1.params.roles import declared, keys_with
+from gpt1.params.schema import TRAINING, FinetuneParams, Params, load_params
+from gpt1.pipeline.stage_table import STAGES, declared_params
+from gpt1.train import finetune
+from gpt1.train.model_card import card_settings
+from gpt1.train.pretrain_settings import PretrainSettings, run_signature
+from gpt1.train.model_configs import model_config
+from gpt1.train.seed_state import SeedState
+from test_finetune import one_thread, tiny_params, tokens_of, workspace  # noqa: F401 (fixtures)
+from tiny import ROOT
+
+RESUMED = lambda role: role.resume  # noqa: E731
+
+
+def stage_params() -> dict[str, set[str]]:
+    """{dvc.yaml stage: the params keys it lists}, from the committed dvc.yaml."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    return {name: {str(key) for key in body.get("do", body).get("params", [])} for name, body in stages.items()}
+
+
+
+
+def with_value(section, name: str):
+    """`section` (a params section) with field `name` set to another valid value."""
+    for candidate in candidates_for(type(section), name, getattr(section, name)):
+        try:
+            return type(section).model_validate({**section.model_dump(), name: candidate})
+        except Exception:
+            continue
+    raise AssertionError(f"found no other valid value for {name}")
+
+
+def candidates_for(model, name: str, value) -> list:
+    annotation = model.model_fields[name].annotation
+    if typing.get_origin(annotation) is typing.Literal:
+        return [choice for choice in typing.get_args(annotation) if choice != value]
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, (int, float)):
+        return [value + 1, value * 0.5, value * 1.5, 0.1, 2]
+    if isinstance(value, tuple):
+        return [(value[0] * 0.9, *value[1:])]
+    return [None] if value is not None else [1, 0.5]
+
+
+# --- stages -------------------------------------------------------------------------------------------------
+
+def test_every_stage_a_setting_shapes_lists_it_and_no_stage_lists_one_by_hand():
+    """A setting's stages in dvc.yaml are those its role names; every key of a section whose settings declare roles
+    that a stage lists is there because a role names that stage (the pretrain job's own section aside)."""
+    listed = stage_params()
+    roles = dict(declared(Params))
+    assert roles, "the schema declares no roles"
+    for key, role in roles.items():
+        for stage in role.stages:
+            assert stage in STAGES, (key, stage)
+            assert key in listed[stage.replace("-", "_")], (key, stage)
+    sections = {key.split(".")[0] for key in roles}
+    for stage, keys in listed.items():
+        for key in keys:
+            if key.split(".")[0] in sections and "${" not in key:
+                assert key in roles and stage in {name.replace("-", "_") for name in roles[key].stages}, (stage, key)
+
+
+# --- resume -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key", keys_with(FinetuneParams, RESUMED))
+def test_a_finished_seed_trained_with_another_value_of_a_training_setting_is_trained_again(workspace, tmp_path, key):
+    """The seed's fingerprint (`_signature`, what a retry compares) changes with every setting whose role says
+    `resume`: a finished seed kept with one value is not copied back for another."""
+    params = tiny_params()
+    changed = params.model_copy(update={"finetune": with_value(params.finetune, key)})
+
+    def signature(chosen):
+        settings = finetune.FinetuneSettings.of(chosen)
+        prepared = finetune.prepare(settings, tokens_of(chosen, "rt_polarity", workspace / "tasks", workspace / "bpe"),
+                                    workspace / "pretrain")
+        method = resolve("full", chosen.finetune)
+        model = finetune.language_model(method, prepared.tokens.vocab_size, workspace / "pretrain",
+                                        settings.fresh_model, None, None)
+        return finetune._signature(prepared, method, 1, model, 32, None, None, False)
+
+    before, after = signature(params), signature(changed)
+    assert before != after
+    output = tmp_path / "seed1"
+    output.mkdir()
+    (output / "metrics.json").write_text("{}")
+    SeedState(tmp_path / "state", before, 1).keep_finished([output])
+    assert not SeedState(tmp_path / "state", after, 1).restore_finished([output])
+    assert SeedState(tmp_path / "state", before, 1).restore_finished([output])
+
+
+def test_a_pretraining_resume_checkpoint_must_match_every_setting_that_shapes_the_trajectory():
+    params = load_params(ROOT / "params.yaml", [ROOT / "profiles" / "tiny.yaml"])
+
+    def signature(chosen, kind="transformer"):
+        settings = PretrainSettings.of(chosen, kind)
+        return run_signature(settings, kind, model_config(settings.size, 100), 10_000)
+
+    pretrain = params.pretrain
+    keys = keys_with(type(pretrain), RESUMED)
+    assert {"betas", "tokens_per_update", "checkpoints", "init_from"} <= set(keys)
+    for key in keys:
+        if key in ("max_steps", "epochs", "init_from"):  # a length enters as the schedule resolves it; see below
+            continue
+        changed = params.model_copy(update={"pretrain": with_value(pretrain, key)})
+        assert signature(changed) != signature(params), key
+    for key in keys_with(type(pretrain.transformer), RESUMED):
+        own = with_value(pretrain.transformer, key)
+        changed = params.model_copy(update={"pretrain": pretrain.model_copy(update={"transformer": own})})
+        assert signature(changed) != signature(params), key
+    longer = params.model_copy(update={"pretrain": pretrain.model_copy(update={"max_steps": pretrain.max_steps + 1})})
+    assert signature(longer) != signature(params)
+    released = params.model_copy(update={"pretrain": pretrain.model_copy(update={"init_from": "weights"})})
+    assert signature(released) != signature(params)
+    assert signature(released, "lstm") == signature(params, "lstm")  # only the Transformer starts from given weights
+
+
+# --- card ---------------------------------------------------------------------------------------------------
+
+def test_the_model_card_records_every_setting_whose_role_says_so(workspace):
+    """Each `card` setting, with its value, in the card of a run; nothing a stage loops over."""
+    params = tiny_params()
+    _, out = run_and_card(workspace, params)
+    card = (out / "model_card.md").read_text()
+    line = next(line for line in card.splitlines() if line.startswith("- `{"))
+    recorded = json.loads(line.removeprefix("- `").removesuffix("`"))
+    assert sorted(recorded) == sorted(keys_with(FinetuneParams, lambda role: role.card))
+    for key, value in recorded.items():
+        expected = getattr(params.finetune, key)
+        assert value == (list(expected) if isinstance(expected, tuple) else expected), key
+    assert "methods" not in recorded and "seeds" not in recorded
+
+
+def run_and_card(workspace: Path, params):
+    out = workspace / "out" / "roles-card"
+    metrics = finetune.run(finetune.FinetuneSettings.of(params),
+                           tokens_of(params, "rt_polarity", workspace / "tasks", workspace / "bpe"),
+                           resolve("full", params.finetune), 1, pretrain_dir=workspace / "pretrain", out_dir=out)
+    return metrics, out
+
+
+# --- a setting added to the schema alone ----------------------------------------------------------------------
+
+class ExtendedFinetune(FinetuneParams):
+    new_knob: Annotated[float, TRAINING] = Field(default=0.25, ge=0)
+
+
+class ExtendedParams(Params):
+    finetune: ExtendedFinetune
+
+
+def test_a_setting_added_to_the_schema_alone_reaches_the_stages_the_fingerprint_and_the_card():
+    for stage in TRAINING.stages:
+        assert "finetune.new_knob" in declared_params(stage, ExtendedParams)
+        assert "finetune.new_knob" not in declared_params(stage)
+    extended = ExtendedFinetune.model_validate(tiny_params().finetune.model_dump())
+    assert "new_knob" in keys_with(type(extended), RESUMED)  # what `_signature` reads, from the section's class
+    assert "new_knob" in card_settings(extended)
+
+
+def test_a_method_with_its_own_rate_is_its_entry_and_its_params():
+    """The schema holds finetune.<method>_lr for each method whose entry has `own_rate`, and the finetune stage
+    lists it: no schema or stage-row edit."""
+    for name, entry in METHODS.items():
+        key = own_rate_key(name)
+        assert (key in FinetuneParams.model_fields) == entry.own_rate
+        if entry.own_rate:
+            assert f"finetune.{key}" in declared_params("finetune")
