@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 gpu_bundle = load_tool("gpu_bundle")
 gpu_check = load_tool("gpu_check")
+gpu_report, gpu_steps = load_tool("gpu_report"), load_tool("gpu_steps")
 
 
 def test_the_bundle_carries_every_locked_package_but_the_images_and_the_data_stages_with_its_hashes(tmp_path):
@@ -117,7 +118,7 @@ def test_the_dev_sweep_chooses_the_rate_by_dev_scores_alone_and_table5_trains_wi
     assert not list((tmp_path / "report/sweep").rglob("*.safetensors"))
     assert len(list((tmp_path / "report/sweep").rglob("metrics.json"))) == 6
     assert not (tmp_path / "results/one-off/finetune").exists()
-    assert "| 0.0001 (chosen) | 70.0 | 70.0 | 70.0 |" in gpu_check.render(check.facts)
+    assert "| 0.0001 (chosen) | 70.0 | 70.0 | 70.0 |" in gpu_report.render(check.facts)
 
 
 def test_the_sweep_never_writes_over_one_off_runs_it_did_not_make(tmp_path, monkeypatch):
@@ -138,7 +139,7 @@ def test_the_report_carries_figure_2s_right_panel_and_its_computed_directions(tm
     check = gpu_check.Check(tmp_path / "bundle", tmp_path / "report", rehearsal=True, budget_seconds=60)
     check.collect()
     assert {"zero_shot.png", "zero_shot.csv", "zero_shot_trend.csv"} <= {path.name for path in check.report.iterdir()}
-    report = gpu_check.render(check.facts)
+    report = gpu_report.render(check.facts)
     assert "## Zero-shot over pretraining" in report
     assert "| transformer | social_iqa | 0.300 | 0.366 | +0.066 ± 0.041 | rises |" in report
     assert "| lstm | agreement | 0.573 | 0.397 | -0.176 ± 0.061 | falls |" in report
@@ -152,7 +153,7 @@ def test_the_science_window_adds_its_overlay_and_runs_the_headline_benchmark_alo
     names = []
     monkeypatch.setattr(check, "run", lambda name, command, limit: names.append((name, command)) or True)
     check.benchmark(headline=True)
-    assert [name for name, _ in names] == [f"benchmark_{name}" for name in gpu_check.HEADLINE]
+    assert [name for name, _ in names] == [f"benchmark_{name}" for name in gpu_steps.HEADLINE]
     assert "--compile" in names[0][1] and names[0][1].count("--batch") == 2  # the headline's 128 after the default's
 
 
@@ -165,10 +166,10 @@ def test_the_science_window_reports_the_gap_against_pretraining_tokens(tmp_path,
             rows += [f"{task},accuracy,test,{updates},{tokens},{mean},0,2", f"{task},accuracy,dev,{updates},{tokens},0,0,2"]
     curve.write_text("\n".join(rows) + "\n")
     environment = dict(os.environ, PYTHONPATH=str(ROOT))
-    facts = gpu_check.gap_facts(curve, environment)
+    facts = gpu_steps.gap_facts(curve, environment)
     assert [point["gap"] for point in facts["points"]] == [3.0, 6.0]
     assert facts["tokens_for_target"] == pytest.approx(1e6)  # +3 a decade from +3 at 10^3: +12 at 10^6
     check = gpu_check.Check(tmp_path / "bundle", tmp_path / "report", rehearsal=True, budget_seconds=60, science=True)
     check.facts["gap"] = facts
-    assert "| 100 | 10,000 | +6.0 |" in gpu_check.render(check.facts)
-    assert gpu_check.gap_facts(tmp_path / "missing.csv", environment)["status"].startswith("not measured")
+    assert "| 100 | 10,000 | +6.0 |" in gpu_report.render(check.facts)
+    assert gpu_steps.gap_facts(tmp_path / "missing.csv", environment)["status"].startswith("not measured")

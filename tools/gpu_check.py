@@ -23,7 +23,6 @@ tiny benchmark): what the test suite and a developer run before a GPU window.
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import json
 import os
@@ -36,6 +35,10 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_report  # noqa: E402  (tools/ import each other)
+from gpu_steps import Steps  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = "profiles/gpu.yaml"
 REHEARSAL_OVERLAY = "tools/gpu-check-rehearsal.yaml"
@@ -44,47 +47,11 @@ SCIENCE_OVERLAY = "profiles/gpu-science.yaml"
 # their outputs are in it.
 GPU_RULES = ["pretrain", "starting_model", "finetune", "layer_transfer", "transfer_curve", "baselines", "evaluate",
              "ablation", "layer_figure", "transfer_figure", "zeroshot"]
-PRETRAINED = ["data/pretrain/transformer/model.safetensors", "data/pretrain/lstm/model.safetensors"]
-TABLE5 = ["results/ablation.md", "results/ablation_intervals.csv"]
-FIGURES = ["results/layer_transfer.png", "results/transfer_curve.png", "results/zero_shot.png"]
-TRANSFER_CURVE = ["results/transfer_curve.png"]  # with results/transfer_curve.csv and its trend beside it
-# The gap full − w/o pre-training (mean over tasks, ×100) the science window aims at: the paper's is +14.8.
-GAP_TARGET = 12.0
-ZERO_SHOT_TREND = "results/zero_shot_trend.csv"
-# The dev sweep before Table 5: finetune.lr (every method that starts from a pretrained model) for `full`, one seed,
-# every task at once, one candidate after another as the time allows; the best mean dev score (each task's first
-# metric) is the rate Table 5 trains with. The test scores those runs also write are never read.
-SWEEP_RATES = [2.5e-4, 1.0e-4, 5.0e-4]  # the GPU profile's rate (chosen over 6.25e-5 and 1e-4 as the largest
-# tried: docs/results/gpu/gpu-check.json), a smaller one and a larger one
-SWEEP_SEED = 1
-# The fastest settings known for the paper model's step: the dense LM loss, CUDA's non-deterministic kernels, 64 rows.
-FASTEST = ["--compile", "--lm-loss", "dense", "--nondeterministic", "--batch", "64"]
-BENCHMARKS = {  # name: arguments after `gpt1 benchmark`, in the order of what they are worth, the output layer padded
-    # as a GPU always runs it: the fastest settings with bf16 LayerNorm outputs beside transformers, then without them,
-    # each with the step's time split; the project's compiled default beside transformers
-    "fastest_bf16_layer_norm": [*FASTEST, "--bf16-layer-norm", "--breakdown"],
-    "fastest": [*FASTEST, "--no-reference", "--breakdown"],
-    "compiled": ["--compile"],
-}
-# With --benchmarks-only, after those: twice the rows, and the output layer unpadded (what the padding is worth).
-# (torch.compile's max-autotune did not finish tuning this model within 300 s on an H200, and cuBLAS won the matrix
-# products it had tuned; CUDA graphs gained nothing on a step whose device idles 2 ms of 61: neither is here.)
-CANDIDATES = {
-    "bf16_layer_norm_batch128": [*FASTEST, "--bf16-layer-norm", "--no-reference", "--batch", "128"],
-    "fastest_unpadded": [*FASTEST, "--no-reference", "--pad-vocab-to", "1"],
-}
-# The science window's one benchmark line: the fastest settings at 128 rows with bf16 LayerNorm outputs and the LM
-# loss fused with the output layer (chunked), the candidate for a step past 45 % MFU.
-HEADLINE = {"headline_chunked_loss": ["--compile", "--lm-loss", "chunked", "--nondeterministic", "--bf16-layer-norm",
-                                      "--no-reference", "--batch", "128"]}
-GPU_BENCHMARK = ["--configs", "paper", "--device", "cuda", "--dtype", "bfloat16", "--rounds", "3", "--batch", "32"]
-CPU_BENCHMARK = ["--configs", "default", "--device", "cpu", "--dtype", "float32", "--rounds", "1", "--steps", "1",
-                 "--batch", "2"]
 STAMP = "data/.gpu-bundle.json"  # which bundle's data this checkout holds (written when it was unpacked here)
 
 
-class Check:
-    """The steps, their limits and the report they fill."""
+class Check(Steps):
+    """The steps (tools/gpu_steps.py), their limits and the report they fill (tools/gpu_report.py)."""
 
     def __init__(self, bundle: Path, report: Path, rehearsal: bool, budget_seconds: float, science: bool = False):
         self.bundle, self.report, self.rehearsal, self.science = bundle, report, rehearsal, science
@@ -94,6 +61,11 @@ class Check:
         self.facts: dict = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                             "rehearsal": rehearsal, "science": science, "steps": {}}
         (report / "logs").mkdir(parents=True, exist_ok=True)
+
+    @property
+    def root(self) -> Path:
+        """The checkout the steps run in."""
+        return ROOT
 
     # -- running ------------------------------------------------------------------------------------------------
     def environment(self) -> dict[str, str]:
@@ -174,10 +146,6 @@ class Check:
             tar.extractall(ROOT, filter="data")  # no absolute paths, links out of the folder or devices
         stamp.write_text(json.dumps({"sha256": digest}) + "\n")
 
-    def gpu_tests(self) -> bool:
-        return self.run("gpu_tests", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu",
-                                      "tests/test_gpu.py"], limit=120)
-
     def profiles(self) -> list[str]:
         """The GPU profile, the science window's overlay, the rehearsal's on a CPU, and the rate the dev sweep chose
         once it has."""
@@ -196,85 +164,6 @@ class Check:
                    "--nolock"]
         return self.run(name, command, limit=limit)
 
-    def pretrain(self) -> bool:
-        return self.snakemake("pretrain", PRETRAINED, limit=600 if self.rehearsal else 330 if self.science else 180)
-
-    def sweep(self) -> None:
-        """SWEEP_RATES for `full` on dev (see there), into <report>/sweep/; writes <report>/chosen.yaml."""
-        one_off = ROOT / "results" / "one-off" / "finetune"
-        if one_off.exists():
-            raise SystemExit(f"gpu-check: {one_off} exists and is not this check's; run the check in a fresh clone")
-        tasks = self.tasks()
-        scores: dict[str, dict[str, float]] = {}
-        for rate in SWEEP_RATES:
-            name = f"sweep_lr_{rate:g}"
-            overlay = self.report / "sweep" / f"lr_{rate:g}.yaml"
-            overlay.parent.mkdir(parents=True, exist_ok=True)
-            overlay.write_text(json.dumps({"finetune": {"lr": rate}}) + "\n")  # JSON is YAML
-            profile_flags = [argument for path in [*self.profiles(), overlay] for argument in ("--profile", str(path))]
-            jobs = "".join(f"gpt1 {' '.join(profile_flags)} finetune --method full --task {task} --seed {SWEEP_SEED} & "
-                           "pids+=($!); " for task in tasks)
-            script = f"export OMP_NUM_THREADS=2; pids=(); {jobs}status=0; for p in ${{pids[@]}}; do wait $p || status=1; " \
-                     "done; exit $status"
-            passed = self.run(name, ["bash", "-c", script], limit=300 if self.rehearsal else 75)
-            runs = self.report / "sweep" / f"lr_{rate:g}"
-            if (one_off / "full").is_dir():
-                shutil.move(str(one_off / "full"), runs)
-                for weights in runs.rglob("*.safetensors"):  # the check's own runs: only their scores are kept
-                    weights.unlink()
-            if not passed:
-                break
-            dev = {}
-            for task in tasks:
-                metrics = runs / task / f"seed{SWEEP_SEED}" / "metrics.json"
-                if metrics.is_file():  # each task's first metric (accuracy; Pearson for similarity)
-                    dev[task] = next(iter(json.loads(metrics.read_text())["dev"].values()))
-            if len(dev) == len(tasks):
-                scores[f"{rate:g}"] = dev
-        if one_off.is_dir() and not any(one_off.iterdir()):
-            one_off.rmdir()
-        if not scores:
-            self.facts["sweep"] = {"status": "no candidate finished: Table 5 keeps the profile's rate"}
-            return
-        best = max(scores, key=lambda rate: sum(scores[rate].values()) / len(tasks))
-        self.facts["sweep"] = {"method": "full", "seed": SWEEP_SEED, "split": "dev", "dev": scores, "chosen_lr": best}
-        (self.report / "chosen.yaml").write_text(json.dumps({"finetune": {"lr": float(best)}}) + "\n")
-        self.write_report()
-
-    def tasks(self) -> list[str]:
-        """The profile's fine-tuned tasks (a task scored with another's models has no run of its own)."""
-        done = subprocess.run([sys.executable, "-c", "import sys, json; from gpt1.params.files import compose_raw; "
-                               "from gpt1.params.schema import parse_params; raw, source = compose_raw('params.yaml', "
-                               "sys.argv[1:]); data = parse_params(raw, source).data; "
-                               "print(json.dumps([t for t in data.tasks if data.model_of(t) is None]))",
-                               *self.profiles()], cwd=ROOT, env=self.environment(), capture_output=True, text=True,
-                              check=True)
-        return json.loads(done.stdout)
-
-    def table5(self) -> bool:
-        return self.snakemake("table5", TABLE5, limit=900 if self.rehearsal else 200)
-
-    def figures(self) -> bool:
-        return self.snakemake("figures", FIGURES, limit=900 if self.rehearsal else 150)
-
-    def transfer_curve(self) -> bool:
-        """The transfer curve (every task, with the science overlay) and the gap it gives (see gap_facts)."""
-        passed = self.snakemake("transfer_curve", TRANSFER_CURVE, limit=900 if self.rehearsal else 150)
-        self.facts["gap"] = gap_facts(ROOT / "results" / "transfer_curve.csv", self.environment())
-        self.write_report()
-        return passed
-
-    def benchmark(self, candidates: bool = False, headline: bool = False) -> None:
-        """BENCHMARKS, then (`candidates`) CANDIDATES; or (`headline`) HEADLINE alone."""
-        common = CPU_BENCHMARK if self.rehearsal else GPU_BENCHMARK
-        chosen = HEADLINE if headline else {**BENCHMARKS, **(CANDIDATES if candidates else {})}
-        for name, arguments in chosen.items():
-            if self.rehearsal:  # compiling on a CPU takes minutes: the rehearsal checks the commands, eager
-                arguments = eager(arguments)
-            output = self.report / f"benchmark_{name}.json"
-            self.run(f"benchmark_{name}", ["gpt1", "benchmark", *common, *arguments, "--output", str(output)],
-                     limit=150)
-
     # -- the report ---------------------------------------------------------------------------------------------
     def describe_machine(self) -> None:
         import torch
@@ -292,42 +181,12 @@ class Check:
         self.facts["machine"] = machine
 
     def collect(self) -> None:
-        benchmarks = {}
-        for name in {**BENCHMARKS, **CANDIDATES, **HEADLINE}:
-            path = self.report / f"benchmark_{name}.json"
-            if path.is_file():
-                result = next(iter(json.loads(path.read_text()).values()))
-                benchmarks[name] = {"tokens_per_second": round(result["gpt1"]["tokens_per_second"]),
-                                    "mfu": result["gpt1"]["mfu"], "peak": result["peak"],
-                                    "output_rows": result.get("output_rows"), "breakdown": result.get("breakdown"),
-                                    "matmul_tflops": result["matmul"]["tflops"], "batch": result["batch"],
-                                    "precision": result["precision"], "compile_mode": result.get("compile_mode"),
-                                    "lm_loss": result.get("lm_loss"),
-                                    "layer_norm_output": result.get("layer_norm_output")}
-                if "transformers" in result:
-                    benchmarks[name]["transformers_tokens_per_second"] = round(
-                        result["transformers"]["tokens_per_second"])
-                    benchmarks[name]["transformers_mfu"] = result["transformers"]["mfu"]
-                    benchmarks[name]["ratio"] = result["ratio"]
-        self.facts["benchmark"] = benchmarks
-        pretraining = {}
-        for kind in ("transformer", "lstm"):
-            path = ROOT / "results" / "pretrain" / kind / "metrics.json"
-            if path.is_file():
-                pretraining[kind] = json.loads(path.read_text())
-        self.facts["pretraining"] = pretraining
-        table = ROOT / "results" / "ablation.md"
-        self.facts["table5_markdown"] = table.read_text() if table.is_file() else None
-        for figure in [*FIGURES, ZERO_SHOT_TREND, "results/zero_shot.csv"]:
-            if (ROOT / figure).is_file():
-                shutil.copy2(ROOT / figure, self.report / Path(figure).name)
-        trend = ROOT / ZERO_SHOT_TREND
-        self.facts["zero_shot_trend"] = list(csv.DictReader(trend.open())) if trend.is_file() else None
+        gpu_report.collect(self.facts, self.report, self.root)
 
     def write_report(self) -> None:
         self.facts["seconds"] = round(time.monotonic() - self.started, 1)
         (self.report / "report.json").write_text(json.dumps(self.facts, indent=2, default=str) + "\n")
-        (self.report / "report.md").write_text(render(self.facts))
+        (self.report / "report.md").write_text(gpu_report.render(self.facts))
 
     def finish(self) -> None:
         self.collect()
@@ -342,110 +201,6 @@ class Check:
             for path in sorted(self.report.iterdir()):
                 if path.name != "results.tar.gz" and path.name != "site":
                     archive.add(path, arcname=f"gpu-report/{path.name}", filter=no_weights)
-
-
-def render(facts: dict) -> str:
-    machine = facts.get("machine", {})
-    lines = [f"# gpu-check{' (rehearsal on a CPU)' if facts['rehearsal'] else ''}", "",
-             f"Started {facts['started']}; {facts.get('seconds', 0):.0f} s by its own clock. "
-             f"Commit {machine.get('commit')}; Python {machine.get('python')}, torch {machine.get('torch')}, "
-             f"CUDA {machine.get('cuda')}; {machine.get('gpu') or 'no GPU (' + str(machine.get('cpu_capability')) + ')'}"
-             f"; {machine.get('cpu_count')} CPUs.", "", "| step | status | seconds |", "|---|---|---|"]
-    lines += [f"| {name} | {step.get('status')} | {step.get('seconds')} |" for name, step in facts["steps"].items()]
-    benchmarks = facts.get("benchmark") or {}
-    if benchmarks:
-        lines += ["", "## The paper model's training step (batch x 512 tokens)", "",
-                  "| setting | precision | gpt1 tokens/s | MFU | transformers tokens/s | MFU | ratio |",
-                  "|---|---|---|---|---|---|---|"]
-        for name, result in benchmarks.items():
-            mfu = "-" if result["mfu"] is None else f"{result['mfu']:.1%}"
-            theirs = result.get("transformers_tokens_per_second")
-            lines.append(f"| {name} (batch {result['batch']}) | {result['precision']} | "
-                         f"{result['tokens_per_second']:,} | {mfu} | {'-' if theirs is None else f'{theirs:,}'} | "
-                         f"{'-' if result.get('transformers_mfu') is None else format(result['transformers_mfu'], '.1%')}"
-                         f" | {'-' if result.get('ratio') is None else format(result['ratio'], '.2f') + 'x'} |")
-        peak = next(iter(benchmarks.values()))["peak"]
-        if peak:
-            lines.append(f"\nMFU against {peak['name']} ({peak['tflops']:.4g} TFLOP/s). Output layer rows: "
-                         + ", ".join(f"{name} {result.get('output_rows')}" for name, result in benchmarks.items())
-                         + ".")
-        for name, result in benchmarks.items():
-            split = result.get("breakdown")
-            if split:
-                lines += ["", f"Where {name}'s step goes ({split['wall_seconds'] * 1e3:.1f} ms a step, "
-                          f"torch.profiler over {split['steps']} steps):", "", "| part | ms a step | share |",
-                          "|---|---|---|"]
-                parts = dict(split["seconds"])
-                if split.get("device_idle_seconds") is not None:
-                    parts["device idle (waiting on the host)"] = split["device_idle_seconds"]
-                lines += [f"| {part} | {seconds * 1e3:.2f} | {seconds / split['wall_seconds']:.1%} |"
-                          for part, seconds in parts.items()]
-    for kind, metrics in (facts.get("pretraining") or {}).items():
-        lines.append(f"\nPretraining {kind}: validation loss {metrics.get('val', {}).get('loss')}, "
-                     f"{metrics.get('train_seconds_this_run')} s of training, {metrics.get('device')}, "
-                     f"{metrics.get('precision')}.")
-    sweep = facts.get("sweep")
-    if sweep and sweep.get("dev"):
-        tasks = list(next(iter(sweep["dev"].values())))
-        lines += ["", f"## The dev sweep: finetune.lr for {sweep['method']}, seed {sweep['seed']}, dev scores x100", "",
-                  "| lr | " + " | ".join(tasks) + " | mean |", "|---" * (len(tasks) + 2) + "|"]
-        for rate, dev in sweep["dev"].items():
-            lines.append(f"| {rate}{' (chosen)' if rate == sweep['chosen_lr'] else ''} | "
-                         + " | ".join(f"{dev[task] * 100:.1f}" for task in tasks)
-                         + f" | {sum(dev.values()) / len(dev) * 100:.1f} |")
-    elif sweep:
-        lines.append(f"\nThe dev sweep: {sweep['status']}.")
-    if facts.get("zero_shot_trend"):
-        lines += ["", "## Zero-shot over pretraining (Figure 2, right; first to last checkpoint, computed direction)", "",
-                  "| model | heuristic | first | last | difference | direction |", "|---|---|---|---|---|---|"]
-        lines += [f"| {row['model']} | {row['task']} | {float(row['first']):.3f} | {float(row['last']):.3f} | "
-                  f"{float(row['difference']):+.3f} ± {1.96 * float(row['se']):.3f} | {row['direction']} |"
-                  for row in facts["zero_shot_trend"]]
-    gap = facts.get("gap")
-    if gap and gap.get("points"):
-        lines += ["", "## The gap full − w/o pre-training against pre-training tokens (test, mean over tasks, x100)", "",
-                  "| updates | tokens | gap |", "|---|---|---|"]
-        lines += [f"| {point['updates']:,} | {point['tokens']:,} | {point['gap']:+.1f} |" for point in gap["points"]]
-        reach = gap.get("tokens_for_target")
-        lines.append(f"\nA least-squares line through the gap against log10(tokens) reaches +{gap['target']:g} at "
-                     + (f"{reach:.3g} tokens." if reach else "no token count: it does not rise."))
-    elif gap:
-        lines.append(f"\nThe gap against pre-training tokens: {gap['status']}.")
-    if facts.get("table5_markdown"):
-        lines += ["", "## Table 5 on the GPU profile (test scores, 95 % intervals)", "", facts["table5_markdown"]]
-    failed = {name: step for name, step in facts["steps"].items() if step.get("status") not in ("passed", None)}
-    for name, step in failed.items():
-        lines += ["", f"## {name}: the end of its log", "", "```", *step.get("tail", []), "```"]
-    return "\n".join(lines) + "\n"
-
-
-def gap_facts(curve_csv: Path, environment: dict[str, str]) -> dict:
-    """The gap full − w/o pre-training at each point of the transfer curve and the tokens its log-linear fit reaches
-    GAP_TARGET at (gpt1/eval/transfer_curve.py, run with the check's packages)."""
-    if not curve_csv.is_file():
-        return {"status": f"not measured: {curve_csv.name} was not written"}
-    script = ("import json, sys; import pandas as pd; "
-              "from gpt1.eval.transfer_curve import pretraining_gap, tokens_for_gap; "
-              "table = pd.read_csv(sys.argv[1]); gap = pretraining_gap(table); "
-              "print(json.dumps({'tasks': sorted(table['task'].unique()), 'points': [{'updates': int(row.updates), "
-              "'tokens': int(row.tokens), 'gap': float(row.gap)} for row in gap.itertuples()], "
-              "'tokens_for_target': tokens_for_gap(gap, float(sys.argv[2]))}))")
-    done = subprocess.run([sys.executable, "-c", script, str(curve_csv), str(GAP_TARGET)], cwd=ROOT, env=environment,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        return {"status": "not computed: " + (done.stderr.strip().splitlines() or ["no output"])[-1]}
-    return {"target": GAP_TARGET, **json.loads(done.stdout)}
-
-
-def eager(arguments: list[str]) -> list[str]:
-    """Benchmark arguments without --compile and without --compile-mode and its value."""
-    kept, given = [], iter(arguments)
-    for argument in given:
-        if argument == "--compile-mode":
-            next(given, None)  # and its value
-        elif argument != "--compile":
-            kept.append(argument)
-    return kept
 
 
 def sha256(path: Path) -> str:
