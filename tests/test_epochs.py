@@ -33,7 +33,8 @@ def test_epochs_resolve_the_updates_from_the_tokenized_corpus(tmp_path, monkeypa
     params = parse_params(_epochs(3, tokens_per_update=1_024))
     # 3 passes over 10,000 tokens in updates of 1,024: 30,000 / 1,024 = 29.3, the last update partly a fourth pass
     assert training_tokens() == 10_000
-    assert PretrainSchedule.of(params.pretrain, TRANSFORMER, training_tokens()).updates == math.ceil(30_000 / 1_024) == 30
+    schedule = PretrainSchedule.of(params.pretrain, TRANSFORMER, training_tokens())
+    assert schedule.updates == math.ceil(30_000 / 1_024) == 30
     with pytest.raises(UserError, match="is not there yet"):  # the file alone does not reach the schedule
         PretrainSchedule.of(params.pretrain, TRANSFORMER).updates
     assert PretrainSchedule.of(params.pretrain, TRANSFORMER, corpus_tokens=2_048).updates == 6  # an estimate given

@@ -8,8 +8,11 @@ params.yaml (dvc.yaml's foreach and matrix expand from them):
 - `dvc stage list` counts the stages; `dvc status` is timed with nothing run yet;
 - `dvc repro` runs every stand-in (a run's own overhead: DVC hashes, locks and writes dvc.lock after each stage);
 - `dvc status` and `dvc repro` are timed again with nothing left to do;
-- `snakemake -n` (the whole DAG planned from the same stage table, nothing run) is timed.
-The per-stage overhead is the run's wall time over its stages. Results: docs/measurements/NAME.json.
+- `snakemake -n` (the whole DAG planned from the same stage table, nothing run) is timed;
+- in a second scratch repository, `snakemake --cores 1` runs every stand-in one after another, then again with
+  nothing left to do (Snakemake keeps no lock file; each job is a process of its own, started through a shell).
+The per-stage (per-job) overhead is a run's wall time over its stages (jobs). Results: docs/measurements/NAME.json;
+`--engines snakemake` measures Snakemake alone and keeps the file's DVC figures.
 """
 
 from __future__ import annotations
@@ -70,6 +73,20 @@ def timed(command: list[str], cwd: Path) -> tuple[float, str]:
     return round(seconds, 2), done.stdout
 
 
+def snakemake_run(work: Path, profile: str | None) -> dict:
+    """Every stand-in through Snakemake on one core, then the same target with nothing to do."""
+    repository = scratch_repository(work / "snakemake", profile)
+    configfile = ["--configfile", f"profiles/{profile}.yaml"] if profile else []
+    command = [str(BIN / "snakemake"), "--cores", "1", *configfile]
+    run, _ = timed(command, repository)
+    log = "\n".join(path.read_text() for path in (repository / ".snakemake" / "log").glob("*.log"))
+    jobs = max((int(line.split(" of ")[1].split()[0]) for line in log.splitlines() if " steps (" in line), default=0)
+    nothing, _ = timed(command, repository)
+    shutil.rmtree(repository)
+    return {"snakemake_jobs": jobs, "snakemake_run_stand_ins_s": run,
+            "snakemake_seconds_per_job": round(run / jobs, 3) if jobs else None, "snakemake_nothing_to_do_s": nothing}
+
+
 def measure_profile(work: Path, profile: str | None) -> dict:
     repository = scratch_repository(work, profile)
     _, listing = timed([str(BIN / "dvc"), "stage", "list"], repository)
@@ -92,17 +109,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", help="the file's name in docs/measurements/, without .json")
     parser.add_argument("--profiles", nargs="+", default=["default", "paper"],
                         help="default (params.yaml alone) and profiles/<name>.yaml")
+    parser.add_argument("--engines", nargs="+", choices=("dvc", "snakemake"), default=["dvc", "snakemake"])
     parser.add_argument("--work", type=Path, default=Path("/tmp/gpt1-dag-overhead"))
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    rows = [measure_profile(args.work, None if name == "default" else name) for name in args.profiles]
+    target = measure.FOLDER / f"{args.name}.json"
+    kept = {row["profile"]: row for row in json.loads(target.read_text())["profiles"]} \
+        if "dvc" not in args.engines and target.is_file() else {}
+    rows = []
+    for name in args.profiles:
+        profile = None if name == "default" else name
+        row = measure_profile(args.work, profile) if "dvc" in args.engines else dict(kept.get(name, {"profile": name}))
+        if "snakemake" in args.engines:
+            row.update(snakemake_run(args.work, profile))
+        rows.append(row)
     for row in rows:
         print(json.dumps(row), flush=True)
     wall = sum(value for row in rows for key, value in row.items() if key.endswith("_s"))
     record = {"profiles": rows, "wall_s": round(wall, 1), "exit_status": 0, "precision": "none (no training)",
               "commit": measure.commit(), "date": datetime.date.today().isoformat(),
               "machine": measure.machine()}
-    target = measure.FOLDER / f"{args.name}.json"
     partial = target.with_suffix(".json.tmp")
     partial.write_text(json.dumps(record, indent=2) + "\n")
     partial.replace(target)

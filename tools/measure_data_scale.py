@@ -196,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append({**run, "tokens": {split: tokens[split]["tokens"] for split in ("train", "val")}})
             shutil.rmtree(project)
     wall = sum(stage["wall_s"] for run in runs + full_size for stage in run["stages"].values())
-    record = {"runs": runs, "fits": fits(runs), "full_size": full_size, "extrapolated_to_gb": BOOKS1_BYTES / 1e9, "wall_s": round(wall, 1),
+    record = {"runs": runs, "fits": fits(runs), "full_size": full_size, "extrapolated_to_gb": BOOKS1_BYTES / 1e9,
+              "wall_s": round(wall, 1),
               "exit_status": 0, "merges": args.merges, "seed": args.seed,
               "corpus": "tools/synthetic_corpus.py, .jsonl", "precision": "none (no training)", "note": args.note,
               "commit": measure.commit(), "date": datetime.date.today().isoformat(),

@@ -90,7 +90,8 @@ def evaluation_lines(figures: dict) -> list[str]:
             f"({found['encode_core_hours']:.2g} core-hours; the longest job {found['encode_longest']}); peak memory "
             f"{found['encode_peak_gb']:.2f} GB in the largest job, each job holding its own.",
             f"- the analyses (Table 5, the majority checks, Tables 2-4, gpt1 compare) over "
-            f"{found['analysis_runs']:,} runs (test sets x methods x seeds): {duration(found['analysis_hours'])} on one "
+            f"{found['analysis_runs']:,} runs (test sets x methods x seeds): {duration(found['analysis_hours'])} "
+            "on one "
             f"core; peak memory {found['analysis_peak_gb']:.2f} GB."]
 
 
@@ -120,7 +121,8 @@ def render(figures: dict) -> str:
              f"{duration(jobs[longest]) if longest else '0 s'}) or all jobs / {gpus} "
              f"({duration(figures['finetuning_gpu_hours'] / gpus)}), whichever is longer.",
              f"In all: {figures['total_gpu_hours']:.3g} GPU-hours; {duration(figures['total_wall_hours'])} on "
-             f"{_gpus(gpus)} (pretraining, then fine-tuning).", "", *data_lines(figures), "", *evaluation_lines(figures), "",
+             f"{_gpus(gpus)} (pretraining, then fine-tuning).", "", *data_lines(figures), "",
+             *evaluation_lines(figures), "",
              "Assumptions:",
              f"- vocabulary {figures['vocab_size']:,} ({figures['vocab_source']})",
              "- FLOPs: pretraining 6 N + 12 L d T a token (as the benchmark's MFU; the LSTM 6 N), fine-tuning 6 N a "

@@ -125,7 +125,8 @@ class PretrainParams(Section):
     eval_tokens: Annotated[int, PRETRAINING] = Field(ge=1)
     checkpoints: Annotated[int, TRAJECTORY] = Field(
         ge=1, description="log-spaced checkpoints kept for the zero-shot analysis")  # resumed runs stage their files
-    save_interval: Annotated[int, PRETRAINING] = Field(ge=1, description="updates between resume checkpoints (resume.pt)")
+    save_interval: Annotated[int, PRETRAINING] = Field(
+        ge=1, description="updates between resume checkpoints (resume.pt)")
     init_from: Annotated[Optional[str], Role(
         stages=("user-files", "pretrain", "zeroshot"), resume=True,
         notes=(("zeroshot", "the Transformer's model, where nothing is pretrained here"),))] = Field(

@@ -74,7 +74,7 @@ class StageSpec:
     why: str | None = None  # what dvc.yaml says above the entry: why the stage is cut as it is
     always_changed: bool = False  # DVC runs it every time (it checks what DVC cannot see)
     deps: tuple[Path | str | Entry, ...] = ()  # the data it reads; its gpt1 modules are derived from its imports
-    params: tuple[str | Entry, ...] = ()  # the params.yaml keys (or sections) it reads
+    params: tuple[str | Entry, ...] = ()  # the params.yaml keys (or sections) it reads, besides those with roles
     outputs: tuple[Out, ...] = ()  # every job's, each spelled once with the job's placeholders
 
     @property

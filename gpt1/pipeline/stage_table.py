@@ -5,8 +5,9 @@ written from here; the DAG engines (gpt1/pipeline/dag.py, workflow/Snakefile) re
 A stage is a module of gpt1/stages named as its command (`encode-task` -> gpt1/stages/encode_task.py, which is
 also dvc.yaml's stage name) with `main(args, params)`, and its row below (gpt1/pipeline/stage_spec.py says what a
 row holds): its command, jobs, data dependencies, params and outputs, the paths built with gpt1/layout.py, where the
-stages build them too. Its code dependencies are derived from its imports. No stage imports this table, so editing a
-row re-runs only what the regenerated dvc.yaml changes.
+stages build them too. Its code dependencies are derived from its imports, and the settings whose role in the schema
+names the stage are added to its params (`declared_params`). No stage imports this table, so editing a row re-runs
+only what the regenerated dvc.yaml changes.
 """
 
 from __future__ import annotations

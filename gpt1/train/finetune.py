@@ -17,8 +17,8 @@ runs many (task, method, seed) runs in one process (imports are paid once; a tas
 task, gpt1/model/task_tokens.py); each run writes exactly what a process of its own would.
 
 Kept apart: the model card (gpt1/train/model_card.py) and a seed's saved state, which lets a stopped job resume
-and a retry reuse finished seeds (gpt1/train/seed_state.py); and, each for a second user, the training state, one update and the resume file's round trip
-(gpt1/train/loop.py, pretraining's too); a model's scores on examples (gpt1/train/finetune_predict.py, `gpt1
+and a retry reuse finished seeds (gpt1/train/seed_state.py); and, each for a second user, the training state, one
+update and the resume file's round trip (gpt1/train/loop.py, pretraining's too); a model's scores on examples (gpt1/train/finetune_predict.py, `gpt1
 predict`'s too); the record of a method's starting weights (gpt1/train/starting_weights.py, torch-free, the
 starting-model stage's too).
 """
