@@ -37,7 +37,7 @@ DATA_FOLDERS = tuple(str(DATA / name) for name in ("raw", "corpus", "tasks", "bp
 PIPELINE_FOLDERS = (str(DATA), str(RESULTS))
 # A one-off `--seed` run writes here, never into a stage's DVC output folder (which only the DAG writes).
 ONE_OFF = RESULTS / "one-off"
-# Fine-tuning's work in progress and finished seeds (gpt1/train/finetune.py), outside every declared output:
+# Fine-tuning's work in progress and finished seeds (gpt1/train/seed_state.py), outside every declared output:
 # DVC deletes a stage's outputs before it runs it again, Snakemake those of a failed job.
 TRAINING_STATE = DATA / "training_state"
 

@@ -120,7 +120,7 @@ class Steps:
     def transfer_curve(self) -> bool:
         """The transfer curve (every task, with the science overlay) and the gap it gives (see gap_facts)."""
         passed = self.snakemake("transfer_curve", TRANSFER_CURVE, limit=900 if self.rehearsal else 150)
-        self.facts["gap"] = gap_facts(self.root / "results" / "transfer_curve.csv", self.environment())
+        self.facts["gap"] = gap_facts(self.root / "results" / "transfer_curve.csv", self.environment(), self.root)
         self.write_report()
         return passed
 
@@ -136,7 +136,7 @@ class Steps:
                      limit=150)
 
 
-def gap_facts(curve_csv: Path, environment: dict[str, str]) -> dict:
+def gap_facts(curve_csv: Path, environment: dict[str, str], root: Path | None = None) -> dict:
     """The gap full − w/o pre-training at each point of the transfer curve and the tokens its log-linear fit reaches
     GAP_TARGET at (gpt1/eval/transfer_curve.py, run with the check's packages)."""
     if not curve_csv.is_file():
@@ -147,7 +147,7 @@ def gap_facts(curve_csv: Path, environment: dict[str, str]) -> dict:
               "print(json.dumps({'tasks': sorted(table['task'].unique()), 'points': [{'updates': int(row.updates), "
               "'tokens': int(row.tokens), 'gap': float(row.gap)} for row in gap.itertuples()], "
               "'tokens_for_target': tokens_for_gap(gap, float(sys.argv[2]))}))")
-    done = subprocess.run([sys.executable, "-c", script, str(curve_csv), str(GAP_TARGET)], env=environment,
+    done = subprocess.run([sys.executable, "-c", script, str(curve_csv), str(GAP_TARGET)], cwd=root, env=environment,
                           capture_output=True, text=True)
     if done.returncode != 0:
         return {"status": "not computed: " + (done.stderr.strip().splitlines() or ["no output"])[-1]}

@@ -147,13 +147,40 @@ class PretrainParams(Section):
         return self
 
 
-class FinetuneParams(Section):
+class _FinetuneMethods(Section):
+    """What the fine-tuning stages loop over, and the rate every method trains at unless it has its own."""
+
+    # What a stage loops over, not a run's setting: a card naming them would go stale whenever one is added.
+    methods: Annotated[list[str], Role(stages=("evaluate", "transfer-figure"))] = Field(
+        min_length=1, description="Table 5's methods (gpt1/methods.py); the finetune stage's jobs")
+    seeds: Annotated[list[Seed], Role(stages=("finetune", "evaluate", "ablation", "paper-tables"))] = Field(
+        min_length=1)
+
+    _seeds_distinct = field_validator("seeds")(_distinct)
+
+    @field_validator("methods")
+    @classmethod
+    def _registered_methods(cls, names: list[str]) -> list[str]:
+        if any(name not in METHODS for name in names) or len(set(names)) != len(names):
+            raise ValueError(f"each a method of gpt1/methods.py, once: {', '.join(METHODS)}")
+        return names
+    lr: Annotated[float, Role(stages=FINE_TUNING)] = Field(gt=0, lt=1)
+
+
+# Each method with a rate of its own (gpt1/methods.py) has its key, finetune.<method>_lr, from its registry entry.
+_FinetuneRates = create_model(
+    "_FinetuneRates", __base__=_FinetuneMethods, __module__=__name__,
+    **{own_rate_key(name): (Annotated[Optional[float], Role(stages=("finetune",))],
+                            Field(gt=0, lt=1, description=f"the {name} method's rate (None: finetune.lr)"))
+       for name, entry in METHODS.items() if entry.own_rate})
+
+
+class FinetuneParams(_FinetuneRates):
     """The paper: lr 6.25e-5, batch 32, 3 epochs, warmup 0.2 % then linear decay, λ 0.5, dropout 0.1.
 
     A method's rate and λ reach a run's fingerprint through the method it resolves to (gpt1/methods.py), the row
     samples through the tokens' digest: their roles name no `resume`."""
 
-    lr: Annotated[float, Role(stages=FINE_TUNING)] = Field(gt=0, lt=1)
     batch_size: Annotated[int, TRAINING] = Field(ge=1)
     epochs: Annotated[int, TRAINING] = Field(ge=1)
     warmup_fraction: Annotated[float, TRAINING] = Field(ge=0, lt=1)
@@ -176,29 +203,7 @@ class FinetuneParams(Section):
     # is ~2x faster than fp32), else fp32
     dtype: Annotated[Literal["auto", "float32", "bfloat16"], TRAINING]
     save_interval: Annotated[int, Role(stages=FINE_TUNING)] = Field(
-        ge=1, description="updates between a seed's saved states (gpt1/train/finetune.py)")
-    # What a stage loops over, not a run's setting: a card naming them would go stale whenever one is added.
-    methods: Annotated[list[str], Role(stages=("evaluate", "transfer-figure"))] = Field(
-        min_length=1, description="Table 5's methods (gpt1/methods.py); the finetune stage's jobs")
-    seeds: Annotated[list[Seed], Role(stages=("finetune", "evaluate", "ablation", "paper-tables"))] = Field(
-        min_length=1)
-
-    _seeds_distinct = field_validator("seeds")(_distinct)
-
-    @field_validator("methods")
-    @classmethod
-    def _registered_methods(cls, names: list[str]) -> list[str]:
-        if any(name not in METHODS for name in names) or len(set(names)) != len(names):
-            raise ValueError(f"each a method of gpt1/methods.py, once: {', '.join(METHODS)}")
-        return names
-
-
-# Each method with a rate of its own (gpt1/methods.py) has its key, finetune.<method>_lr, from its registry entry.
-FinetuneParams = create_model(
-    "FinetuneParams", __base__=FinetuneParams, __module__=__name__, __doc__=FinetuneParams.__doc__,
-    **{own_rate_key(name): (Annotated[Optional[float], Role(stages=("finetune",))],
-                            Field(gt=0, lt=1, description=f"the {name} method's rate (None: finetune.lr)"))
-       for name, entry in METHODS.items() if entry.own_rate})
+        ge=1, description="updates between a seed's saved states (gpt1/train/seed_state.py)")
 
 
 class AnalysisParams(Section):

@@ -38,7 +38,9 @@ def run(params: Params, candidates: Path = layout.zero_shot_tasks(), pretrain_di
                         "multiple-choice task (e.g. rt_polarity, sst2, cola, social_iqa, race, story_cloze), and "
                         "the BIG-bench agreement pairs were not downloaded")
     kinds = applicability.scored_kinds(params.pretrain) if kinds is None else kinds
-    checkpoints = {kind: find_checkpoints(pretrain_dir, kind, PretrainSchedule.of(params.pretrain, kind, training_tokens()).updates) for kind in kinds}
+    tokens = training_tokens()
+    checkpoints = {kind: find_checkpoints(pretrain_dir, kind, PretrainSchedule.of(params.pretrain, kind, tokens).updates)
+                   for kind in kinds}
     device = precision.resolve_device(params.finetune.device, key="finetune.device")
     table = evaluate_checkpoints(tasks, checkpoints, params.model.n_positions, device, batch_size)
     write_csv(table, results.zero_shot)

@@ -18,9 +18,9 @@ task, gpt1/model/task_tokens.py); each run writes exactly what a process of its 
 
 Kept apart: the model card (gpt1/train/model_card.py) and a seed's saved state, which lets a stopped job resume
 and a retry reuse finished seeds (gpt1/train/seed_state.py); and, each for a second user, the training state, one
-update and the resume file's round trip (gpt1/train/loop.py, pretraining's too); a model's scores on examples (gpt1/train/finetune_predict.py, `gpt1
-predict`'s too); the record of a method's starting weights (gpt1/train/starting_weights.py, torch-free, the
-starting-model stage's too).
+update and the resume file's round trip (gpt1/train/loop.py, pretraining's too); a model's scores on examples
+(gpt1/train/finetune_predict.py, `gpt1 predict`'s too); the record of a method's starting weights
+(gpt1/train/starting_weights.py, torch-free, the starting-model stage's too).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def run_seeds(settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMe
     """Every seed of one (task, method) in this process, from the task's tokens (`TaskTokens.load` of the
     encode_task stage's folder, or `TaskTokens.encode`). Seed S goes to out_root/seedS, with its fine-tuned
     weights when S is in `keep_weights_of`; returns {seed: metrics}. With `state_root` each seed keeps its state
-    there (`seed_state`, below), and a stop signal `stop` saw (`job_state`) ends the run after the update in
+    there (gpt1/train/seed_state.py), and a stop signal `stop` saw (`job_state`) ends the run after the update in
     progress with that state saved (interrupt.Stopped: a scheduler's retry resumes it).
     `scored_too`: (tokens, runs folder) of each task scored with this task's model (TaskSpec.model_of); seed S of
     it goes to its folder's seedS, from the model seed S trained."""
@@ -188,7 +188,7 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
              stop: StopRequest | None = None,
              scored_too: Sequence[tuple[Prepared, Path]] = ()) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one seed of a prepared task; writes what a process of its own would, byte for byte.
-    With `state_root` (`seed_state`, below), a seed finished there with the same fingerprint is copied back
+    With `state_root` (gpt1/train/seed_state.py), a seed finished there with the same fingerprint is copied back
     instead of trained, an unfinished one resumes, and SIGTERM (`stop`) saves it after the update in progress.
     `scored_too`: (task, its seed folder) for each task scored with this task's model (TaskSpec.model_of): the
     trained model is evaluated on its dev and test splits too, into a folder of its own (no weights)."""
@@ -252,7 +252,7 @@ def _signature(prepared: Prepared, method: ResolvedMethod, seed: int, model, n_c
     return fingerprint({
         "finetune": {key: getattr(settings, key) for key in keys_with(type(settings), lambda role: role.resume)},
         "sample_seed": prepared.settings.sample_seed,
-        "method": asdict(method), "seed": seed, "transfer_layers": transfer_layers, "pretrain_step": pretrain_step,
+        "method": asdict(method), "rate_key": rate_key(method.name, settings), "seed": seed, "transfer_layers": transfer_layers, "pretrain_step": pretrain_step,
         "save_weights": save_weights, "model": asdict(model.config), "n_ctx": n_ctx,
         "starting_weights": None if weights is None else prepared.weights_digest(weights),
         "tokens": prepared.tokens_digest, "scored_too": [other.tokens_digest for other, _ in scored_too]})
@@ -339,7 +339,7 @@ def context_length(model: LanguageModel, transformer: TransformerParams) -> int:
 
 
 # --- its training: the paper's loop over the task's training examples, resumable. Batch order comes from the
-# run's seed, drawn at each epoch's start; with a seed's state (`SeedState`, below) the loop saves and resumes
+# run's seed, drawn at each epoch's start; with a seed's state (`SeedState`) the loop saves and resumes
 # everything it needs to end as a run never stopped.
 
 def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: FinetuneParams,

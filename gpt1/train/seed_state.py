@@ -113,10 +113,13 @@ def fingerprint(facts: dict[str, Any]) -> str:
 
 @lru_cache(maxsize=1)
 def _code_digest() -> str:
-    """The code the fine-tuning stages run, once per process: every module their imports reach, the files dvc.yaml
-    lists as their code dependencies (gpt1/pipeline/code_deps.py). A retry with other code trains again."""
+    """The code the fine-tuning stages run, once per process: every module their imports reach (the files dvc.yaml
+    lists as their code dependencies, gpt1/pipeline/code_deps.py), and the modules dvc.yaml leaves out as neutral
+    (the schema decides which settings a card records and a fingerprint holds). A retry with other code trains
+    again."""
     root = Path(__file__).resolve().parents[2]
-    files = sorted({path for command in FINE_TUNING for path in code_deps.code_of(root, command.replace("-", "_"))})
+    files = {path for command in FINE_TUNING for path in code_deps.code_of(root, command.replace("-", "_"))}
+    files = sorted(files | {str(code_deps.source_of(Path(), module)) for module in code_deps.NEUTRAL})
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.encode() + b"\0" + (root / path).read_bytes() + b"\0")
