@@ -34,8 +34,10 @@ class PretrainSettings:
         sizes = {TRANSFORMER: params.model, LSTM: params.lstm}
         if kind not in sizes:
             raise UserError(f"unknown model kind {kind!r}; use {' or '.join(map(repr, KINDS))}")
-        return cls(params.pretrain, sizes[kind], params.model.n_positions, params.seed,
-                   PretrainSchedule.of(params.pretrain, kind, training_tokens()))
+        schedule = PretrainSchedule.of(params.pretrain, kind)
+        if schedule.from_epochs:  # the corpus's size, read only where it sets the updates
+            schedule = PretrainSchedule.of(params.pretrain, kind, training_tokens())
+        return cls(params.pretrain, sizes[kind], params.model.n_positions, params.seed, schedule)
 
 
 def batch_split(p: PretrainParams, length: int, world_size: int) -> tuple[int, int]:
