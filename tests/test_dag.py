@@ -243,10 +243,11 @@ def test_the_generated_docs_are_what_dvc_yaml_and_the_stage_table_give(page):
 
 
 
-def test_a_new_stage_is_its_module_and_one_row(tmp_path):
-    """In a copy of the project, a stage added by two files alone, its module and its row in
-    gpt1/pipeline/stage_table.py, gets its dvc.yaml entry from `python -m gpt1.pipeline.generated` (its command, data
-    dependencies, the code it imports and all behind that, its params and outputs; every other entry as it was) and
+def test_a_new_stage_is_its_module_one_row_and_the_roles_of_its_settings(tmp_path):
+    """In a copy of the project, a stage added by its module, its row in gpt1/pipeline/stage_table.py and its name in
+    the role of the setting it reads (gpt1/params/schema.py), gets its dvc.yaml entry from `python -m
+    gpt1.pipeline.generated` (its command, data dependencies, the code it imports and all behind that, its params and
+    outputs; every other entry as it was) and
     its row in docs/pipeline.md; Snakemake plans it with its log and threads, and the CLI runs it with its own log. Its
     name is one no real stage would take, so the copy gains a stage rather than replacing one."""
     import os
@@ -269,8 +270,12 @@ def test_a_new_stage_is_its_module_and_one_row(tmp_path):
     opening = "STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order\n"
     table.write_text(table.read_text().replace(opening, opening + (
         '    "example-stage": StageSpec("write the seed", work="text", report="Corpus", why="An example.",\n'
-        '                               deps=(layout.TASKS,), params=("seed",),\n'
+        '                               deps=(layout.TASKS,),\n'
         '                               outputs=(Out(layout.RESULTS / "example_stage.txt", cache=False),)),\n')))
+    schema = tmp_path / "gpt1/params/schema.py"
+    seed_role = 'stages=("prepare", "encode-task"'
+    assert schema.read_text().count(seed_role) == 1
+    schema.write_text(schema.read_text().replace(seed_role, 'stages=("example-stage", "prepare", "encode-task"'))
     environment = {**os.environ, "PYTHONPATH": str(tmp_path)}
 
     def run(*command: str) -> str:

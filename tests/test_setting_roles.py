@@ -63,8 +63,8 @@ def candidates_for(model, name: str, value) -> list:
 # --- stages -------------------------------------------------------------------------------------------------
 
 def test_every_stage_a_setting_shapes_lists_it_and_no_stage_lists_one_by_hand():
-    """A setting's stages in dvc.yaml are those its role names; every key of a section whose settings declare roles
-    that a stage lists is there because a role names that stage (the pretrain job's own section aside)."""
+    """A setting's stages in dvc.yaml are those its role names; every key a stage lists is there because a role names
+    that stage, but the params its jobs differ by (the pretrain job's own sections, `${item}`, `pretrain.${key}`)."""
     listed = stage_params()
     roles = dict(declared(Params))
     assert roles, "the schema declares no roles"
@@ -72,11 +72,12 @@ def test_every_stage_a_setting_shapes_lists_it_and_no_stage_lists_one_by_hand():
         for stage in role.stages:
             assert stage in STAGES, (key, stage)
             assert key in listed[stage.replace("-", "_")], (key, stage)
-    sections = {key.split(".")[0] for key in roles}
     for stage, keys in listed.items():
         for key in keys:
-            if key.split(".")[0] in sections and "${" not in key:
+            if "${" not in key:
                 assert key in roles and stage in {name.replace("-", "_") for name in roles[key].stages}, (stage, key)
+    assert all("${" in str(getattr(key, "value", key)) for spec in STAGES.values() for key in spec.params
+               if str(getattr(key, "value", key)) not in roles), "a row lists a setting by hand"
 
 
 # --- resume -------------------------------------------------------------------------------------------------

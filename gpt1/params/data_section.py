@@ -4,10 +4,11 @@ follow from them."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated, Optional
 
 from pydantic import Field, field_validator
 
+from gpt1.params.roles import Role
 from gpt1.params.section import Section
 from gpt1.params.user_data import CorpusPath, UserName, UserTask, outside_the_pipeline
 
@@ -25,18 +26,30 @@ class MirrorParams(Section):
         return url
 
 
+# Roles (gpt1/params/roles.py): the whole section shapes `prepare` (Params.data); these keys shape more stages too.
+USER_FILES = Role(stages=("user-files",))  # the files it names are fingerprinted there
+FETCHED = Role(stages=("user-files", "download"))  # what is fetched, and from where
+
 class DataParams(Section):
     # Before corpus and tasks: their validator accepts the names declared here (gpt1/params/user_data.py).
-    user_tasks: dict[UserName, UserTask] = Field(description="tasks read from the user's own files")
-    user_corpus: dict[UserName, CorpusPath] = Field(description="corpus parts: a folder or glob of .txt/.jsonl files")
-    corpus: list[str] = Field(min_length=1, description="corpus parts for pretraining (see gpt1/data/registry.py)")
-    tasks: list[str] = Field(min_length=1, description="fine-tuning tasks (see gpt1/data/registry.py)")
+    user_tasks: Annotated[dict[UserName, UserTask], USER_FILES] = Field(
+        description="tasks read from the user's own files")
+    user_corpus: Annotated[dict[UserName, CorpusPath], USER_FILES] = Field(
+        description="corpus parts: a folder or glob of .txt/.jsonl files")
+    corpus: Annotated[list[str], FETCHED] = Field(
+        min_length=1, description="corpus parts for pretraining (see gpt1/data/registry.py)")
+    tasks: Annotated[list[str], Role(
+        stages=(*FETCHED.stages, "baselines", "evaluate", "encode-zeroshot", "ablation", "paper-tables"),
+        notes=(("user-files", "with data.corpus: only the selected user tasks and corpus parts are read, so "
+                              "watched"),))] = Field(
+        min_length=1, description="fine-tuning tasks (see gpt1/data/registry.py)")
     corpus_val_fraction: float = Field(gt=0, lt=0.5)
     task_dev_fraction: float = Field(gt=0, lt=0.5)
     task_test_fraction: float = Field(gt=0, lt=0.5)
     min_dedup_chars: int = Field(ge=0, description="paragraphs at least this long are deduplicated")
-    local_paths: dict[str, Optional[str]]
-    mirrors: dict[str, MirrorParams] = Field(description="source name -> another copy")
+    local_paths: Annotated[dict[str, Optional[str]], FETCHED]
+    mirrors: Annotated[dict[str, MirrorParams], Role(stages=("download",))] = Field(
+        description="source name -> another copy")
 
     @field_validator("mirrors")
     @classmethod

@@ -50,7 +50,7 @@ def _distinct(values: list) -> list:
 
 class BpeParams(Section):
     merges: int = Field(ge=1, le=65_000, description="number of BPE merges (40,000 in the paper)")
-    import_from: Optional[str] = Field(
+    import_from: Annotated[Optional[str], Role(stages=("user-files",))] = Field(
         description="folder with released encoder_bpe_<merges>.json + vocab_<merges>.bpe to use "
         "instead of training (needed with pretrain.init_from released weights)")
 
@@ -58,8 +58,10 @@ class BpeParams(Section):
 class TransformerParams(Section):
     """GPT-1's shape; the vocabulary size comes from the trained BPE (plus the special tokens)."""
 
-    n_positions: int = Field(ge=8, le=4096)
-    n_layer: int = Field(ge=1, le=96)
+    n_positions: Annotated[int, Role(
+        stages=("pretrain", "zeroshot"),
+        notes=(("pretrain", "the LSTM reads sequences as long as the Transformer's"),))] = Field(ge=8, le=4096)
+    n_layer: Annotated[int, Role(stages=("layer-figure",))] = Field(ge=1, le=96)
     d_model: int = Field(ge=8)  # before n_head: its validator reads d_model
     n_head: int = Field(ge=1)
     d_ff: int = Field(ge=8)
@@ -211,13 +213,15 @@ class AnalysisParams(Section):
     pretraining: fine-tune `full` from earlier pretraining checkpoints. Both run layer_transfer_seeds."""
 
     layer_transfer_tasks: list[str] = Field(min_length=1)
-    layer_transfer_layers: list[int] = Field(
+    layer_transfer_layers: Annotated[list[int], Role(stages=("layer-transfer",))] = Field(
         min_length=1, description="values of k the layer_transfer stage trains, 0 ... model.n_layer - 1; the "
         "k = model.n_layer point is the finetune stage's `full` run")
-    layer_transfer_seeds: list[Seed] = Field(min_length=1)
-    transfer_curve_tasks: list[str] = Field(min_length=1,
-                                            description="tasks fine-tuned from earlier pretraining checkpoints")
-    transfer_curve_steps: list[Annotated[int, Field(ge=1)]] = Field(
+    layer_transfer_seeds: Annotated[list[Seed], Role(
+        stages=("layer-transfer", "transfer-curve", "transfer-figure"))] = Field(min_length=1)
+    transfer_curve_tasks: Annotated[list[str], Role(stages=("transfer-figure",))] = Field(
+        min_length=1, description="tasks fine-tuned from earlier pretraining checkpoints")
+    transfer_curve_steps: Annotated[list[Annotated[int, Field(ge=1)]], Role(
+        stages=("transfer-curve", "transfer-figure"))] = Field(
         description="pretraining updates whose kept checkpoints (pretrain.checkpoints) start a run; the ends, 0 "
         "and the last update, are the finetune stage's no_pretrain and full runs. Empty: no transfer curve (its "
         "stages write a 'not applicable' result; released weights used as they are keep no checkpoints)")
@@ -227,14 +231,18 @@ class AnalysisParams(Section):
 
 
 class Params(Section):
-    seed: Seed
-    data: DataParams
-    bpe: BpeParams
-    model: TransformerParams
+    # The project seed: every stage that samples, splits, initialises or shuffles re-runs for it.
+    seed: Annotated[Seed, Role(
+        stages=("prepare", "encode-task", "pretrain", *FINE_TUNING, "baselines", "evaluate", "encode-zeroshot"),
+        notes=(("evaluate", "the baselines are listed with it"),))]
+    data: Annotated[DataParams, Role(stages=("prepare",))]
+    bpe: Annotated[BpeParams, Role(stages=("bpe",))]
+    # finetune builds its task models in this shape; the pretrain job reads its own section (its stage's row)
+    model: Annotated[TransformerParams, Role(stages=("finetune",))]
     lstm: LstmParams
     pretrain: PretrainParams
     finetune: FinetuneParams
-    analysis: AnalysisParams
+    analysis: Annotated[AnalysisParams, Role(stages=("layer-figure",))]
 
     @model_validator(mode="after")
     def _analysis_fits(self) -> "Params":

@@ -25,11 +25,6 @@ def each(axis: str) -> str:
     return f"${{item.{axis}}}"
 
 
-def keys(section: str, *names: str) -> tuple[str, ...]:
-    """Params keys of one section, dotted: keys("pretrain", "eps", "betas") -> ("pretrain.eps", "pretrain.betas")."""
-    return tuple(f"{section}.{name}" for name in names)
-
-
 @dataclass(frozen=True)
 class Entry:
     """A value of dvc.yaml (a dependency, a params key, a plot, a section) with the note that says why it is there,
@@ -74,7 +69,9 @@ class StageSpec:
     why: str | None = None  # what dvc.yaml says above the entry: why the stage is cut as it is
     always_changed: bool = False  # DVC runs it every time (it checks what DVC cannot see)
     deps: tuple[Path | str | Entry, ...] = ()  # the data it reads; its gpt1 modules are derived from its imports
-    params: tuple[str | Entry, ...] = ()  # the params.yaml keys (or sections) it reads, besides those with roles
+    # Params that differ from job to job (the pretrain job's own model section, `${item}`), which no setting's role can
+    # name; every other key a stage reads is added from the roles the schema declares (gpt1/params/roles.py).
+    params: tuple[str | Entry, ...] = ()
     outputs: tuple[Out, ...] = ()  # every job's, each spelled once with the job's placeholders
 
     @property

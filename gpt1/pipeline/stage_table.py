@@ -4,10 +4,10 @@ written from here; the DAG engines (gpt1/pipeline/dag.py, workflow/Snakefile) re
 
 A stage is a module of gpt1/stages named as its command (`encode-task` -> gpt1/stages/encode_task.py, which is
 also dvc.yaml's stage name) with `main(args, params)`, and its row below (gpt1/pipeline/stage_spec.py says what a
-row holds): its command, jobs, data dependencies, params and outputs, the paths built with gpt1/layout.py, where the
-stages build them too. Its code dependencies are derived from its imports, and the settings whose role in the schema
-names the stage are added to its params (`declared_params`). No stage imports this table, so editing a row re-runs
-only what the regenerated dvc.yaml changes.
+row holds): its command, jobs, data dependencies and outputs, the paths built with gpt1/layout.py, where the
+stages build them too. Its code dependencies are derived from its imports, and its params from the settings whose
+role in the schema names the stage (`declared_params`). No stage imports this table, so editing a row re-runs only
+what the regenerated dvc.yaml changes.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from gpt1.kinds import KINDS, LSTM, TRANSFORMER
 from gpt1.layout import LOGS
 from gpt1.params.roles import declared
 from gpt1.params.schema import Params
-from gpt1.pipeline.stage_spec import ITEM, KEY, Entry, OneOff, Out, StageSpec, each, keys
+from gpt1.pipeline.stage_spec import ITEM, KEY, Entry, OneOff, Out, StageSpec, each
 
 RESULT_FILES = layout.Results()
 # The tokenized corpus, for the stages that resolve pretrain.epochs into updates (gpt1/files/tokens_meta.py).
@@ -46,15 +46,11 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
             "own data first: a bad file stops the pipeline before `prepare` is reached, so nothing earlier is removed; "
             "its own fingerprints persist (DVC leaves them in place while it runs).",
         always_changed=True,
-        params=("data.local_paths", Entry("data.tasks", "with data.corpus: only the selected user tasks and corpus "
-                                                        "parts are read, so watched"),
-                "data.corpus", "data.user_tasks", "data.user_corpus", "bpe.import_from"),
         outputs=tuple(Out(layout.user_files_record(setting), cache=False, persist=True)
                       for setting in ("local_paths", "user_data", "import_from", "init_from"))),
     "download": StageSpec(
         "fetch the corpus and task files (sha256-pinned, cached)",
         deps=(layout.user_files_record("local_paths"),),
-        params=keys("data", "corpus", "tasks", "local_paths", "mirrors"),
         outputs=(Out(layout.RAW, note="Cached and pushed like every other output, so that a clone which `dvc "
                                       "pull`s re-runs nothing upstream and needs no internet (and the paper profile's "
                                       "archives outlive their upstream URLs); docs/experiments.md."),)),
@@ -62,10 +58,10 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
         "clean, deduplicate, decontaminate and split the corpus; split the tasks", work="text",
         deps=(Entry(layout.user_files_record("user_data"), "the files of data.user_tasks and data.user_corpus"),
               layout.RAW),
-        params=("seed", "data"), outputs=(Out(layout.TASKS), Out(layout.CORPUS))),
+        outputs=(Out(layout.TASKS), Out(layout.CORPUS))),
     "bpe": StageSpec(
         "train GPT-1's BPE on the training corpus", work="text",
-        deps=(layout.user_files_record("import_from"), layout.CORPUS), params=("bpe",), outputs=(Out(layout.BPE),)),
+        deps=(layout.user_files_record("import_from"), layout.CORPUS), outputs=(Out(layout.BPE),)),
     "tokenize": StageSpec(
         "encode the corpus splits to memory-mappable token arrays", work="text",
         deps=(layout.CORPUS, layout.BPE), outputs=(Out(layout.TOKENS),)),
@@ -74,14 +70,13 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
         jobs={"task": "data.tasks"},
         why="A task's fine-tuning samples as BPE ids, once for all its fine-tuning, layer-transfer and curve jobs "
             "(they load neither the BPE nor spaCy, and depend on their own task only); gpt1/model/task_tokens.py.",
-        deps=(layout.TASKS, layout.BPE), params=("seed",), outputs=(Out(layout.task_tokens(TASK)),)),
+        deps=(layout.TASKS, layout.BPE), outputs=(Out(layout.task_tokens(TASK)),)),
     "pretrain": StageSpec(
         "pretrain the Transformer or the LSTM (resumes after interruption)", work="training", options=True,
         jobs={"kind": {TRANSFORMER: "model", LSTM: "lstm"}},  # each kind's section of params
         report="Pretraining",
         deps=(layout.user_files_record("init_from"), layout.TOKENS),
-        params=("seed", Entry(ITEM, "the job's model section"), Entry(f"pretrain.{KEY}", "and its optimiser's"),
-                Entry("model.n_positions", "the LSTM reads sequences as long as the Transformer's")),
+        params=(Entry(ITEM, "the job's model section"), Entry(f"pretrain.{KEY}", "and its optimiser's")),
         outputs=(Out(layout.pretrained_model(KEY), note="resume.pt and the unfinished run's checkpoints live beside "
                      "these, undeclared, so that a re-run after an interruption (which deletes declared outputs first) "
                      "still finds them."),
@@ -110,7 +105,6 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
             "its output.",
         deps=(layout.task_tokens(TASK),
               Entry(layout.starting_model_record(METHOD), "and through it, the weights it starts from")),
-        params=("seed", "model"),
         outputs=(Out(layout.finetune_runs(TASK, METHOD)),)),
     "layer-transfer": StageSpec(
         "fine-tune one task with only the first k pretrained blocks transferred, every k and seed", work="training",
@@ -120,7 +114,6 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
         why="One process per task runs every k of analysis.layer_transfer_layers (k < model.n_layer, validated; "
             "layer_figure reuses finetune's full run as k = n_layer) and every seed of analysis.layer_transfer_seeds.",
         deps=(layout.task_tokens(TASK), layout.pretrained_model(TRANSFORMER)),
-        params=("seed", *keys("analysis", "layer_transfer_seeds", "layer_transfer_layers")),
         outputs=(Out(layout.layer_transfer_task(TASK)),)),
     "transfer-curve": StageSpec(
         "fine-tune one task's full from each pretraining checkpoint, every seed", work="training", options=True,
@@ -132,47 +125,42 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
             "one process per task; the curve's ends (0 and the last update) are the finetune stage's no_pretrain and "
             "full runs.",
         deps=(layout.task_tokens(TASK), layout.pretraining_checkpoints(TRANSFORMER), EPOCHS_CORPUS),
-        params=("seed", *keys("analysis", "layer_transfer_seeds", "transfer_curve_steps")),
         outputs=(Out(layout.transfer_curve_task(TASK)),)),
     "baselines": StageSpec(
         "majority-class and TF-IDF + logistic regression baselines",
-        deps=(layout.TASKS,), params=("seed", "data.tasks"), outputs=(Out(RESULT_FILES.baselines),)),
+        deps=(layout.TASKS,), outputs=(Out(RESULT_FILES.baselines),)),
     "evaluate": StageSpec(
         "gather every test metric into results/scores*.csv; the headline into results/metrics.json", report="Table 5",
         deps=(FINETUNE_RUNS, RESULT_FILES.baselines, Entry(layout.TASKS, "each task's spec: its primary metric")),
-        params=(Entry("seed", "the baselines are listed with it"), "data.tasks"),
         outputs=(Out(RESULT_FILES.scores), Out(RESULT_FILES.scores_summary),
                  Out(RESULT_FILES.evaluation_metrics, "metrics", cache=False))),
     "encode-zeroshot": StageSpec(
         "the zero-shot heuristics' candidates as BPE ids, for every checkpoint",
         why="Split from zeroshot so that scoring the checkpoints needs neither the BPE nor spaCy (a GPU machine's "
             "bundle carries the candidates), and a new checkpoint re-scores without re-encoding.",
-        deps=(layout.RAW, layout.TASKS, layout.BPE), params=("seed", "data.tasks"),
+        deps=(layout.RAW, layout.TASKS, layout.BPE),
         outputs=(Out(layout.zero_shot_tasks()),)),
     "zeroshot": StageSpec(
         "zero-shot heuristics over the pretraining checkpoints (Figure 2, right)", report="Figure 2",
         deps=(layout.zero_shot_tasks(), *(layout.pretraining_checkpoints(kind) for kind in KINDS),
               *(layout.pretrained_model(kind) for kind in KINDS), EPOCHS_CORPUS),
-        params=("model.n_positions",),
         outputs=(Out(RESULT_FILES.zero_shot), Out(RESULT_FILES.zero_shot_trend, cache=False),
                  Out(RESULT_FILES.zero_shot_plot, "plots", cache=False))),
     "ablation": StageSpec(
         "Table 5 and full vs the baselines: results/ablation*.csv, ablation.md", report="Table 5",
         deps=(RESULT_FILES.scores_summary, FINETUNE_RUNS, RESULT_FILES.baselines, layout.TASKS),
-        params=("data.tasks",),
         outputs=tuple(Out(path, cache=False) for path in (
             RESULT_FILES.ablation, RESULT_FILES.ablation_std, RESULT_FILES.ablation_intervals,
             RESULT_FILES.ablation_markdown, RESULT_FILES.ablation_baselines))),
     "paper-tables": StageSpec(
         "the paper's Tables 2-4 beside ours: results/paper_tables.csv and .md", report="Tables 2-4",
         why="The paper's Tables 2-4 beside `full`'s test scores, with their intervals (every seed's run is read)",
-        deps=(FINETUNE_RUNS, layout.TASKS), params=("data.tasks",),
+        deps=(FINETUNE_RUNS, layout.TASKS),
         outputs=(Out(RESULT_FILES.paper_tables, cache=False), Out(RESULT_FILES.paper_tables_markdown, cache=False))),
     "layer-figure": StageSpec(
         "Figure 2 (left): results/layer_transfer.csv, _trend.csv and .png", report="Figure 2",
         deps=(LAYER_TRANSFER_RUNS, Entry(FINETUNE_RUNS, "k = model.n_layer (every block) is the finetune stage's full "
                                                         "run, read rather than re-trained")),
-        params=("analysis", "model.n_layer"),
         outputs=(Out(RESULT_FILES.layer_transfer, cache=False), Out(RESULT_FILES.layer_transfer_trend, cache=False),
                  Out(RESULT_FILES.layer_transfer_plot, "plots", cache=False))),
     "transfer-figure": StageSpec(
@@ -181,7 +169,6 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
         deps=(TRANSFER_CURVE_RUNS, Entry(FINETUNE_RUNS, "the curve's ends: no_pretrain (0 updates) and full (the last "
                                                         "update), read rather than re-trained"), layout.TASKS,
               EPOCHS_CORPUS),
-        params=keys("analysis", "transfer_curve_tasks", "transfer_curve_steps", "layer_transfer_seeds"),
         outputs=(Out(RESULT_FILES.transfer_curve, cache=False), Out(RESULT_FILES.transfer_curve_trend, cache=False),
                  Out(RESULT_FILES.transfer_curve_plot, "plots", cache=False))),
 }
@@ -193,8 +180,8 @@ def declared_params(command: str, params: type[Params] = Params) -> tuple[str | 
                  for key, role in declared(params) if command in role.stages)
 
 
-# A row lists the params it reads as sections or keys of sections that declare no roles; the settings that declare
-# theirs in the schema are added from there, so a new one reaches every stage it shapes with no row edited.
+# A row lists only the params its jobs differ by; every setting declares the stages it shapes in the schema and is
+# added from there, so a new one reaches every stage it shapes with no row edited.
 STAGES = {command: replace(spec, params=(*spec.params, *declared_params(command))) for command, spec in STAGES.items()}
 
 
