@@ -13,6 +13,7 @@ import importlib
 import logging
 import os
 import sys
+from functools import partial
 from pathlib import Path
 
 from gpt1.commands.tool_table import TOOLS, tool_module_name
@@ -21,7 +22,7 @@ from gpt1.params.schema import load_params
 from gpt1.params.trace import trace_if_asked
 from gpt1.params.files import DEFAULT_PARAMS
 from gpt1.errors import UserError
-from gpt1.pipeline.stage_table import STAGES, job_log, module_name
+from gpt1.pipeline.stage_table import STAGES, job_log, module_name, one_off_command
 
 
 def stage_module(command: str):
@@ -74,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
         if spec.options:
             stage_module(name).add_arguments(command)
         if spec.one_off:
-            command.set_defaults(one_off_option=spec.one_off.option)
+            # how a one-off run is named, and spelled for its model card (gpt1/pipeline/one_off.py)
+            command.set_defaults(one_off_option=spec.one_off.option, one_off_command=partial(one_off_command, name))
     for name, tool in TOOLS.items():
         tool_module(name).add_arguments(_add_command(commands, name, tool.help))
     return parser

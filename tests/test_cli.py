@@ -148,6 +148,43 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch, tmp_
         params.data.tasks)
 
 
+def test_each_run_s_model_card_names_the_one_off_command_the_cli_takes(monkeypatch, tmp_path):
+    """A stage's job hands each run the command that runs it alone, spelled by the stage table (its job's options in
+    the row's order, its one-off option, --seed): the CLI parses it back into a one-off run of that very run."""
+    import gpt1.train.finetune as library
+    import gpt1.train.starting_weights as starting_weights
+    from gpt1.cli import build_parser
+    from gpt1.layout import ONE_OFF
+    from gpt1.model.task_tokens import TaskTokens
+    from gpt1.params.schema import load_params
+    from gpt1.pipeline.one_off import one_off
+    from gpt1.pipeline.stage_table import STAGES
+    from gpt1.stages import finetune, layer_transfer, transfer_curve
+
+    spelled = []
+    monkeypatch.setattr(library, "run_seeds", lambda *given, **options: spelled.append(options["reproduce"](7)))
+    monkeypatch.setattr(TaskTokens, "load", lambda folder: folder)
+    monkeypatch.setattr(starting_weights, "check", lambda *given: None)
+    monkeypatch.chdir(tmp_path)
+    parser, params = build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
+    analysis = params.analysis
+    finetune.main(parser.parse_args(["finetune", "--method", "lstm", "--task", "sts_b"]), params)
+    layer_transfer.main(parser.parse_args(["layer-transfer", "--task", analysis.layer_transfer_tasks[0]]), params)
+    transfer_curve.main(parser.parse_args(["transfer-curve", "--task", analysis.transfer_curve_tasks[0]]), params)
+    assert spelled == ["gpt1 finetune --method lstm --task sts_b --seed 7",
+                       *(f"gpt1 layer-transfer --task {analysis.layer_transfer_tasks[0]} --layers {k} --seed 7"
+                         for k in analysis.layer_transfer_layers),
+                       *(f"gpt1 transfer-curve --task {analysis.transfer_curve_tasks[0]} --step {step} --seed 7"
+                         for step in analysis.transfer_curve_steps)]
+    for command in spelled:
+        args = parser.parse_args(command.split()[1:])
+        assert one_off(args) and args.seed == 7
+        given = vars(args)
+        run = STAGES[args.stage].one_off.run(given)
+        assert run.is_relative_to(ONE_OFF) and run.name == "seed7" and given["task"] in run.parts
+        assert args.one_off_command(given) == command  # spelled again from the parsed options: the same line
+
+
 def test_the_transfer_curve_stage_says_why_it_cannot_run_on_released_weights_used_as_they_are():
     from gpt1.cli import build_parser
     from gpt1.params.schema import parse_params

@@ -179,9 +179,8 @@ def test_seeds_in_one_process_write_what_each_seed_writes_alone(workspace, task,
                 (seed, name)
     assert (together / "seed1" / "predictions_test.jsonl").read_bytes() != \
         (together / "seed2" / "predictions_test.jsonl").read_bytes()  # the seeds do differ
-    command = "gpt1 layer-transfer --task social_iqa --layers 1 --seed 2" if transfer_layers else \
-        f"gpt1 finetune --task {task} --method {method} --seed 2"
-    assert f"Reproduce: `{command}`" in (together / "seed2" / "model_card.md").read_text()
+    call = f"resolve({method!r}, params.finetune), 2, transfer_layers={transfer_layers}, pretrain_step=None, ...)`"
+    assert call in (together / "seed2" / "model_card.md").read_text()  # the library's call: no stage spelled one
 
 
 @pytest.mark.parametrize("method", ["lstm", "full"])
@@ -212,7 +211,7 @@ def test_a_run_can_start_from_a_kept_pretraining_checkpoint(workspace):
     final = run_seeds(workspace, "rt_polarity", "full", [1], "from-final")
     card = (early / "seed1" / "model_card.md").read_text()
     assert "starting checkpoint: after pretraining update 2" in card
-    assert "Reproduce: `gpt1 transfer-curve --task rt_polarity --step 2 --seed 1`" in card
+    assert "transfer_layers=None, pretrain_step=2, ...)`" in card
     assert (early / "seed1" / "predictions_test.jsonl").read_bytes() != \
         (final / "seed1" / "predictions_test.jsonl").read_bytes()
     assert "starting checkpoint" not in (final / "seed1" / "model_card.md").read_text()

@@ -63,7 +63,9 @@ def test_the_job_trains_mnli_once_and_writes_mnli_mms_seeds_from_its_models(tmp_
         assert (mismatched / "predictions_test.jsonl").read_bytes() != (mnli / "predictions_test.jsonl").read_bytes()
         card = (mismatched / "model_card.md").read_text()
         assert "# Fine-tuning run: mnli_mm / full / seed" in card and "fine-tuned as mnli's run" in card
-        assert f"`gpt1 finetune --task mnli --method full --seed {seed}`" in card
+        # the command the CLI takes, spelled by the stage table: the job's options in its order, then the seed
+        reproduce = f"Reproduce: `gpt1 finetune --method full --task mnli --seed {seed}`"
+        assert reproduce in card and reproduce in (mnli / "model_card.md").read_text()
         metrics = json.loads((mismatched / "metrics.json").read_text())
         assert set(metrics) == {"dev", "test"} and "accuracy" in metrics["test"]
     assert (project / RUNS / "mnli" / "seed1" / "model.safetensors").is_file()

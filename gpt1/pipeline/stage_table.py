@@ -217,6 +217,15 @@ def command_of(stage_name: str) -> str:
     return stage_name.split("@")[0].replace("_", "-")
 
 
+def one_off_command(command: str, values: dict) -> str:
+    """The command line that runs one seed of a fine-tuning job alone (a one-off run, gpt1/pipeline/one_off.py):
+    the options naming its job, in the row's order, then its one-off option and --seed. `values`: the options by
+    name (argparse's dests). The CLI hands it to the stage, which hands it to each run's model card."""
+    spec = STAGES[command]
+    options = (*spec.jobs, *([spec.one_off.option] if spec.one_off.option else []), "seed")
+    return " ".join(["gpt1", command, *(f"--{option.replace('_', '-')} {values[option]}" for option in options)])
+
+
 def job_log(command: str, values: dict) -> Path:
     """One log per job, so parallel jobs never share a file (the Snakefile declares the same names): by the options
     that name the job (logs/finetune/full/rt_polarity.log), and a one-off `--seed` run in its own file beside where

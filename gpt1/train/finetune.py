@@ -31,9 +31,9 @@ import logging
 import math
 import time
 from dataclasses import asdict, dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 import torch
 from tqdm import tqdm
@@ -83,29 +83,33 @@ class FinetuneSettings:
 
 def run_seeds_over(axis: Literal["transfer_layers", "pretrain_step"], runs: dict[int, Path],
                    settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *,
-                   pretrain_dir: Path, job: Path, what: str) -> None:
+                   pretrain_dir: Path, job: Path, what: str,
+                   reproduce: Callable[[int, int], str] | None = None) -> None:
     """The layer-transfer and transfer-curve jobs: `run_seeds` at each value of one of its settings (`axis`), in
     order, into that value's folder (`runs`: {value: runs folder}). One job state (`job_state`, in the state folder
     gpt1/layout.py's `training_state` gives `job`) holds them all, so a stop ends the job after the update in
-    progress and its retry goes on from there; `what` names the job in the line a second process for it stops with."""
+    progress and its retry goes on from there; `what` names the job in the line a second process for it stops with.
+    `reproduce(value, seed)`: the command that runs one of them alone."""
     with job_state(training_state(job), f"{what} into {job}") as stop:
         for value, out_root in runs.items():
             run_seeds(settings, tokens, method, seeds, pretrain_dir=pretrain_dir, out_root=out_root,
-                      state_root=training_state(out_root), stop=stop, **{axis: value})
+                      state_root=training_state(out_root), stop=stop, **{axis: value},
+                      reproduce=None if reproduce is None else partial(reproduce, value))
 
 
 def run_seeds(settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *,
               pretrain_dir: Path, out_root: Path, transfer_layers: int | None = None,
               keep_weights_of: Sequence[int] = (), pretrain_step: int | None = None, state_root: Path | None = None,
-              stop: StopRequest | None = None,
-              scored_too: Sequence[tuple[TaskTokens, Path]] = ()) -> dict[int, dict[str, dict[str, float]]]:
+              stop: StopRequest | None = None, scored_too: Sequence[tuple[TaskTokens, Path]] = (),
+              reproduce: Callable[[int], str] | None = None) -> dict[int, dict[str, dict[str, float]]]:
     """Every seed of one (task, method) in this process, from the task's tokens (`TaskTokens.load` of the
     encode_task stage's folder, or `TaskTokens.encode`). Seed S goes to out_root/seedS, with its fine-tuned
     weights when S is in `keep_weights_of`; returns {seed: metrics}. With `state_root` each seed keeps its state
     there (gpt1/train/seed_state.py), and a stop signal `stop` saw (`job_state`) ends the run after the update in
     progress with that state saved (interrupt.Stopped: a scheduler's retry resumes it).
     `scored_too`: (tokens, runs folder) of each task scored with this task's model (TaskSpec.model_of); seed S of
-    it goes to its folder's seedS, from the model seed S trained."""
+    it goes to its folder's seedS, from the model seed S trained. `reproduce(S)`: the command line that runs seed S
+    alone, for its model card (a stage's one-off; None: the card names the library's call)."""
     prepared = prepare(settings, tokens, pretrain_dir)
     others = [(_scored_with(prepared, other_tokens), Path(other_root)) for other_tokens, other_root in scored_too]
     log.info("%s: seeds %s%s", tokens.task, list(seeds),
@@ -118,7 +122,8 @@ def run_seeds(settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMe
         metrics[seed] = run_seed(prepared, method, seed, seed_run(out_root, seed), transfer_layers,
                                  save_weights=seed in keep_weights_of, pretrain_step=pretrain_step,
                                  state_root=state_root, stop=stop if state_root is not None else None,
-                                 scored_too=[(other, seed_run(root, seed)) for other, root in others])
+                                 scored_too=[(other, seed_run(root, seed)) for other, root in others],
+                                 reproduce=None if reproduce is None else reproduce(seed))
     return metrics
 
 
@@ -185,8 +190,8 @@ def _scored_with(prepared: Prepared, tokens: TaskTokens) -> Prepared:
 
 def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Path, transfer_layers: int | None = None,
              save_weights: bool = False, pretrain_step: int | None = None, state_root: Path | None = None,
-             stop: StopRequest | None = None,
-             scored_too: Sequence[tuple[Prepared, Path]] = ()) -> dict[str, dict[str, float]]:
+             stop: StopRequest | None = None, scored_too: Sequence[tuple[Prepared, Path]] = (),
+             reproduce: str | None = None) -> dict[str, dict[str, float]]:
     """Fine-tune and evaluate one seed of a prepared task; writes what a process of its own would, byte for byte.
     With `state_root` (gpt1/train/seed_state.py), a seed finished there with the same fingerprint is copied back
     instead of trained, an unfinished one resumes, and SIGTERM (`stop`) saves it after the update in progress.
@@ -202,7 +207,7 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
     n_ctx = context_length(model, settings.fresh_model)
     name = f"{prepared.task}/{run_name(method.name, transfer_layers, pretrain_step)}/seed{seed}"
     state = seed_state(state_root, seed, _signature(prepared, method, seed, model, n_ctx, transfer_layers,
-                                                     pretrain_step, save_weights, scored_too),
+                                                     pretrain_step, save_weights, scored_too, reproduce),
                        settings.finetune.save_interval)
     outputs = [Path(out_dir), *(Path(folder) for _, folder in scored_too)]
     if state is not None and state.restore_finished(outputs):
@@ -223,7 +228,8 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
     card = RunCard(task=prepared.task, method=method, seed=seed, transfer_layers=transfer_layers,
                    pretrain_step=pretrain_step, n_ctx=n_ctx, model_kind=model.kind, model_config=asdict(model.config),
                    parameters=sum(p.numel() for p in task_model.parameters()), history=history, results=results,
-                   saved_weights=save_weights, precision=precision.describe(device, settings.finetune.dtype))
+                   saved_weights=save_weights, precision=precision.describe(device, settings.finetune.dtype),
+                   reproduce=reproduce)
     weights = (task_model, TaskRun(prepared.task, method.name, seed, n_ctx, tokens.spec)) if save_weights else None
     _write(Path(out_dir), predictions, metrics, model_card(card, settings.finetune, settings.sample_seed, tokens),
            weights)
@@ -245,15 +251,17 @@ def run_name(method: str, transfer_layers: int | None, pretrain_step: int | None
 
 
 def _signature(prepared: Prepared, method: ResolvedMethod, seed: int, model, n_ctx: int, transfer_layers: int | None,
-               pretrain_step: int | None, save_weights: bool, scored_too: Sequence[tuple[Prepared, Path]] = ()) -> str:
-    """The fingerprint of one seed: every input that shapes its files (`fingerprint`)."""
+               pretrain_step: int | None, save_weights: bool, scored_too: Sequence[tuple[Prepared, Path]] = (),
+               reproduce: str | None = None) -> str:
+    """The fingerprint of one seed: every input that shapes its files (`fingerprint`), its card's command too."""
     settings = prepared.settings.finetune
     weights = starting_weights(method, prepared.pretrain_dir, pretrain_step)
     return fingerprint({
         "finetune": {key: getattr(settings, key) for key in keys_with(type(settings), lambda role: role.resume)},
         "sample_seed": prepared.settings.sample_seed,
-        "method": asdict(method), "rate_key": rate_key(method.name, settings), "seed": seed, "transfer_layers": transfer_layers, "pretrain_step": pretrain_step,
-        "save_weights": save_weights, "model": asdict(model.config), "n_ctx": n_ctx,
+        "method": asdict(method), "rate_key": rate_key(method.name, settings), "seed": seed,
+        "transfer_layers": transfer_layers, "pretrain_step": pretrain_step, "save_weights": save_weights,
+        "model": asdict(model.config), "n_ctx": n_ctx, "reproduce": reproduce,
         "starting_weights": None if weights is None else prepared.weights_digest(weights),
         "tokens": prepared.tokens_digest, "scored_too": [other.tokens_digest for other, _ in scored_too]})
 

@@ -33,6 +33,7 @@ class RunCard:
     saved_weights: bool
     precision: str
     model_of: str | None = None  # scored with this task's model, trained on its training split (TaskSpec.model_of)
+    reproduce: str | None = None  # the command line that runs this seed alone; None: run through the library
 
 
 def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: TaskTokens) -> str:
@@ -43,7 +44,7 @@ def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: 
     transfer = "all" if card.transfer_layers is None else f"embeddings + first {card.transfer_layers} blocks"
     lines = [
         f"# Fine-tuning run: {card.task} / {card.method.name} / seed {card.seed}", "",
-        f"Reproduce: {_reproduce(card)}", "",
+        f"Reproduce: `{card.reproduce or _library_call(card)}`", "",
         "## Task",
         f"- family: {spec.family}; target: {_target(spec)}; metrics: {list(spec.metrics)}",
         f"- stands for: {spec.stands_for or '-'} (source: {spec.source})", "",
@@ -75,18 +76,11 @@ def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: 
     return "\n".join(lines) + "\n"
 
 
-def _reproduce(card: RunCard) -> str:
-    """A command that re-runs this seed alone: the CLI varies the transferred blocks or the starting checkpoint
-    of `full` only, one at a time; anything else through the API."""
-    if card.transfer_layers is None and card.pretrain_step is None:  # a scored-only task: its model's run writes it
-        return f"`gpt1 finetune --task {card.model_of or card.task} --method {card.method.name} --seed {card.seed}`"
-    if card.method.name == "full" and card.pretrain_step is None:
-        return f"`gpt1 layer-transfer --task {card.task} --layers {card.transfer_layers} --seed {card.seed}`"
-    if card.method.name == "full" and card.transfer_layers is None:
-        return f"`gpt1 transfer-curve --task {card.task} --step {card.pretrain_step} --seed {card.seed}`"
-    return (f"`gpt1.train.finetune.run(FinetuneSettings.of(params), tokens, resolve({card.method.name!r}, "
+def _library_call(card: RunCard) -> str:
+    """The call that runs this seed alone, for a run the library was called for (a stage spells its command)."""
+    return (f"gpt1.train.finetune.run(FinetuneSettings.of(params), tokens, resolve({card.method.name!r}, "
             f"params.finetune), {card.seed}, transfer_layers={card.transfer_layers}, "
-            f"pretrain_step={card.pretrain_step}, ...)`")
+            f"pretrain_step={card.pretrain_step}, ...)")
 
 
 def _target(spec: TaskSpec) -> str:
