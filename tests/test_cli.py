@@ -171,11 +171,15 @@ def test_each_run_s_model_card_names_the_one_off_command_the_cli_takes(monkeypat
     finetune.main(parser.parse_args(["finetune", "--method", "lstm", "--task", "sts_b"]), params)
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", analysis.layer_transfer_tasks[0]]), params)
     transfer_curve.main(parser.parse_args(["transfer-curve", "--task", analysis.transfer_curve_tasks[0]]), params)
+    finetune.main(parser.parse_args(["--params", "mine.yaml", "--profile", "profiles/trial.yaml", "finetune",
+                                     "--method", "full", "--task", "sts_b"]), params)
     assert spelled == ["gpt1 finetune --method lstm --task sts_b --seed 7",
                        *(f"gpt1 layer-transfer --task {analysis.layer_transfer_tasks[0]} --layers {k} --seed 7"
                          for k in analysis.layer_transfer_layers),
                        *(f"gpt1 transfer-curve --task {analysis.transfer_curve_tasks[0]} --step {step} --seed 7"
-                         for step in analysis.transfer_curve_steps)]
+                         for step in analysis.transfer_curve_steps),
+                       "gpt1 --params mine.yaml --profile profiles/trial.yaml finetune --method full --task sts_b "
+                       "--seed 7"]
     for command in spelled:
         args = parser.parse_args(command.split()[1:])
         assert one_off(args) and args.seed == 7

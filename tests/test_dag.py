@@ -247,9 +247,9 @@ def test_a_new_stage_is_its_module_one_row_and_the_roles_of_its_settings(tmp_pat
     """In a copy of the project, a stage added by its module, its row in gpt1/pipeline/stage_table.py and its name in
     the role of the setting it reads (gpt1/params/schema.py), gets its dvc.yaml entry from `python -m
     gpt1.pipeline.generated` (its command, data dependencies, the code it imports and all behind that, its params and
-    outputs; every other entry as it was) and
-    its row in docs/pipeline.md; Snakemake plans it with its log and threads, and the CLI runs it with its own log. Its
-    name is one no real stage would take, so the copy gains a stage rather than replacing one."""
+    outputs; every other entry as it was) and its row in docs/pipeline.md; Snakemake plans it with its log and
+    threads, and the CLI runs it with its own log. Its name is one no real stage would take, so the copy gains a stage
+    rather than replacing one."""
     import os
     import subprocess
     import sys

@@ -198,7 +198,7 @@ def test_a_run_after_other_tasks_and_depths_in_one_process_writes_what_it_writes
 
 def test_a_run_can_start_from_a_kept_pretraining_checkpoint(workspace):
     """The transfer curve fine-tunes `full` from the checkpoint after update S: other weights than the final
-    ones, said in the model card with the command that re-runs it; an update without a checkpoint is refused."""
+    ones, said in the model card with the call that re-runs it; an update without a checkpoint is refused."""
     from gpt1.layout import pretraining_checkpoint
     from gpt1.tokenizer.bpe import Gpt1Bpe
 

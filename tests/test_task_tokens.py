@@ -32,6 +32,6 @@ def test_saved_tokens_give_the_input_sequences_of_encoding_the_task_directly(tmp
 
 
 def test_missing_tokens_name_the_stage_that_makes_them(tmp_path):
-    with pytest.raises(UserError, match=r"task_tokens/sts_b/tokens.json not found; run `gpt1 encode-task --task "
-                                        r"sts_b` \(dvc repro does\)"):
+    with pytest.raises(UserError, match=r"task_tokens/sts_b/tokens.json not found; run `dvc repro encode_task` \(it "
+                                        r"encodes every task of data.tasks\)"):
         TaskTokens.load(tmp_path / "task_tokens" / "sts_b")

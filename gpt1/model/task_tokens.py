@@ -77,7 +77,9 @@ class TaskTokens:
 
 def _info(folder: Path) -> dict:
     if not (folder / INFO).is_file():
-        raise UserError(f"{folder / INFO} not found; run `gpt1 encode-task --task {folder.name}` (dvc repro does)")
+        # not `gpt1 encode-task --task <folder>`: a task scored with another's model is encoded by that task's job
+        raise UserError(f"{folder / INFO} not found; run `dvc repro encode_task` (it encodes every task of "
+                        "data.tasks)")
     return json.loads((folder / INFO).read_text())
 
 

@@ -30,6 +30,7 @@ class MirrorParams(Section):
 USER_FILES = Role(stages=("user-files",))  # the files it names are fingerprinted there
 FETCHED = Role(stages=("user-files", "download"))  # what is fetched, and from where
 
+
 class DataParams(Section):
     # Before corpus and tasks: their validator accepts the names declared here (gpt1/params/user_data.py).
     user_tasks: Annotated[dict[UserName, UserTask], USER_FILES] = Field(

@@ -21,7 +21,9 @@ from pydantic import BaseModel
 class Role:
     """stages: the stage commands whose dvc.yaml params list the setting (a change re-runs them), with `notes`, a
     comment beside it in a stage's list ({stage: note}); resume: a resumed or retried run's fingerprint holds it, so
-    saved work from another value is never reused; card: the model card records it."""
+    saved work from another value is never reused; card: the model card records it. `resume` and `card` are read in
+    the sections a run is handed (finetune, pretrain and each model's optimiser); the project seed and the model's
+    shape reach both through the run's own settings (its sample seed, its model's config), whole."""
 
     stages: tuple[str, ...] = ()
     resume: bool = False

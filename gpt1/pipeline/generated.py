@@ -1,7 +1,8 @@
 """What is derived rather than kept by hand, so that it cannot drift: dvc.yaml, from the rows of
-gpt1/pipeline/stage_table.py and each stage's imports (gpt1/pipeline/dvc_yaml.py, gpt1/pipeline/code_deps.py), then
-the documentation drawn from dvc.yaml and the stage table for the default params: the README's Mermaid drawing of the
-DAG (`dag.drawing`) and docs/pipeline.md's table of stages (`dag.stage_table_markdown`).
+gpt1/pipeline/stage_table.py, the settings' roles (gpt1/params/roles.py) and each stage's imports
+(gpt1/pipeline/dvc_yaml.py, gpt1/pipeline/code_deps.py), then the documentation drawn from dvc.yaml and the stage
+table for the default params: the README's Mermaid drawing of the DAG (`dag.drawing`) and docs/pipeline.md's table of
+stages (`dag.stage_table_markdown`).
 `python -m gpt1.pipeline.generated` rewrites all three in place; tests/test_dag.py fails while any differs from what
 it would write.
 """
@@ -21,7 +22,8 @@ from gpt1.pipeline import dag, dvc_yaml
 REGENERATE = "python -m gpt1.pipeline.generated"
 DVC_YAML_HEADER = (
     "# Generated from gpt1/pipeline/stage_table.py, a row per stage, each with the gpt1 modules its stage imports as\n"
-    f"# code dependencies (gpt1/pipeline/code_deps.py): edit the rows, then run `{REGENERATE}`.\n"
+    f"# code dependencies (gpt1/pipeline/code_deps.py) and as params the settings whose role names it (the schema's):\n"
+    f"# edit the rows or the roles, then run `{REGENERATE}`.\n"
     "# DVC runs it as it is; workflow/Snakefile builds one Snakemake rule per stage from it (gpt1/pipeline/dag.py\n"
     "# resolves foreach/matrix and ${...} as DVC does; tests/test_dag.py checks both).\n")
 # Each generated part of a page sits between two markers; the rest of the page is prose, written by hand and kept.

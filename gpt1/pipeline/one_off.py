@@ -29,11 +29,13 @@ def one_off(args) -> bool:
                     f"for the stage's own job (every {flag.removeprefix('--')} and seed that params.yaml lists)")
 
 
-def run_command(args, **run) -> str:
+def run_command(args, **run) -> str | None:
     """The command that runs one run of the job `args` names alone: `run` gives its seed and, where the command has
     one, its one-off option's value (`layers=2`). The stage table spells it (`args.one_off_command`, set by the CLI),
-    so a model card says what the CLI takes."""
-    return args.one_off_command({**vars(args), **run})
+    so a model card says what the CLI takes; None for arguments the CLI did not parse (the card names the library's
+    call)."""
+    spell = getattr(args, "one_off_command", None)
+    return None if spell is None else spell({**vars(args), **run})
 
 
 def selected_runs(args, listed: Sequence, seeds: Sequence[int]) -> tuple[list, list[int], Path]:

@@ -1,6 +1,6 @@
 """What a row of gpt1/pipeline/stage_table.py holds: a stage's help, its kind of work, the options naming its jobs and
-where their values come from, and its dvc.yaml entry's data dependencies, params and outputs, each with the note that
-says why it is there. gpt1/pipeline/dvc_yaml.py writes dvc.yaml from the rows.
+where their values come from, and its dvc.yaml entry's data dependencies, the params its jobs differ by and outputs,
+each with the note that says why it is there. gpt1/pipeline/dvc_yaml.py writes dvc.yaml from the rows.
 
 A path or params key that differs from job to job holds DVC's placeholder for the job's value (`each("task")`,
 `KEY`, `ITEM`): rows build paths by calling gpt1/layout.py with it (`layout.task_tokens(each("task"))` is

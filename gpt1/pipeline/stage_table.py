@@ -18,6 +18,7 @@ from pathlib import Path
 from gpt1 import layout
 from gpt1.kinds import KINDS, LSTM, TRANSFORMER
 from gpt1.layout import LOGS
+from gpt1.params.files import DEFAULT_PARAMS
 from gpt1.params.roles import declared
 from gpt1.params.schema import Params
 from gpt1.pipeline.stage_spec import ITEM, KEY, Entry, OneOff, Out, StageSpec, each
@@ -218,12 +219,16 @@ def command_of(stage_name: str) -> str:
 
 
 def one_off_command(command: str, values: dict) -> str:
-    """The command line that runs one seed of a fine-tuning job alone (a one-off run, gpt1/pipeline/one_off.py):
-    the options naming its job, in the row's order, then its one-off option and --seed. `values`: the options by
-    name (argparse's dests). The CLI hands it to the stage, which hands it to each run's model card."""
+    """The command line that runs one seed of a fine-tuning job alone (a one-off run, gpt1/pipeline/one_off.py): the
+    params file and profiles it was given, then the options naming its job in the row's order, its one-off option and
+    --seed. `values`: the options by name (argparse's dests). The CLI hands it to the stage, which hands it to each
+    run's model card; like the log's name, it is the CLI's, so editing it re-runs no stage (a job spells it anew)."""
     spec = STAGES[command]
+    chosen = [] if Path(values.get("params") or DEFAULT_PARAMS) == DEFAULT_PARAMS else [f"--params {values['params']}"]
+    chosen += [f"--profile {profile}" for profile in values.get("profile") or ()]
     options = (*spec.jobs, *([spec.one_off.option] if spec.one_off.option else []), "seed")
-    return " ".join(["gpt1", command, *(f"--{option.replace('_', '-')} {values[option]}" for option in options)])
+    return " ".join(["gpt1", *chosen, command,
+                     *(f"--{option.replace('_', '-')} {values[option]}" for option in options)])
 
 
 def job_log(command: str, values: dict) -> Path:

@@ -196,7 +196,8 @@ def run_seed(prepared: Prepared, method: ResolvedMethod, seed: int, out_dir: Pat
     With `state_root` (gpt1/train/seed_state.py), a seed finished there with the same fingerprint is copied back
     instead of trained, an unfinished one resumes, and SIGTERM (`stop`) saves it after the update in progress.
     `scored_too`: (task, its seed folder) for each task scored with this task's model (TaskSpec.model_of): the
-    trained model is evaluated on its dev and test splits too, into a folder of its own (no weights)."""
+    trained model is evaluated on its dev and test splits too, into a folder of its own (no weights). `reproduce`:
+    the command line that runs this seed alone, for its model card (None: the card names the library's call)."""
     settings, tokens, device = prepared.settings, prepared.tokens, prepared.device
     started = time.perf_counter()
     # Reseeding replaces all of the global generator's state (CPU and CUDA), so an earlier seed in the same

@@ -77,10 +77,14 @@ def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: 
 
 
 def _library_call(card: RunCard) -> str:
-    """The call that runs this seed alone, for a run the library was called for (a stage spells its command)."""
-    return (f"gpt1.train.finetune.run(FinetuneSettings.of(params), tokens, resolve({card.method.name!r}, "
-            f"params.finetune), {card.seed}, transfer_layers={card.transfer_layers}, "
-            f"pretrain_step={card.pretrain_step}, ...)")
+    """The call that runs this seed alone, for a run the library was called for (a stage spells its command). A task
+    scored with another's model is written by that task's run, so the call is that run's."""
+    method = f"resolve({card.method.name!r}, params.finetune)"
+    if card.model_of:
+        return (f"gpt1.train.finetune.run_seeds(FinetuneSettings.of(params), <{card.model_of}'s tokens>, {method}, "
+                f"[{card.seed}], scored_too=[(<{card.task}'s tokens>, <its runs folder>)], ...)")
+    return (f"gpt1.train.finetune.run(FinetuneSettings.of(params), tokens, {method}, {card.seed}, "
+            f"transfer_layers={card.transfer_layers}, pretrain_step={card.pretrain_step}, ...)")
 
 
 def _target(spec: TaskSpec) -> str:

@@ -14,8 +14,8 @@ a seed also keeps, in a state folder outside those outputs (the stage names it w
 A retry copies a finished seed's folders back instead of training it again, and resumes an unfinished one at its
 saved update; both only where the fingerprint matches: a digest of everything that shapes the seed's files (the
 fine-tuning settings it reads, its method and seed, the model it starts from and that model's weights, the tasks'
-tokens, the gpt1 code), so a changed param or a changed program never reuses stale work. The stage removes its
-job's state once every seed of the job is done (`job_state`).
+tokens, the command its card names, the gpt1 code), so a changed param or a changed program never reuses stale
+work. The stage removes its job's state once every seed of the job is done (`job_state`).
 """
 
 from __future__ import annotations
