@@ -105,24 +105,33 @@ def test_a_half_given_one_off_stops_before_it_writes_a_log(tmp_path, command, op
     assert sorted(path.name for path in tmp_path.iterdir()) == ["params.yaml"]
 
 
+def jobs_without_training(monkeypatch, tmp_path, run_seeds, check=lambda *given: None):
+    """The CLI's parser and the default params, with the fine-tuning library's `run_seeds` and the starting-weights
+    `check` replaced, task tokens loaded as their folder's path, and the jobs' state folders under `tmp_path`."""
+    import gpt1.train.finetune as library
+    import gpt1.train.starting_weights as starting_weights
+    from gpt1.cli import build_parser
+    from gpt1.model.task_tokens import TaskTokens
+    from gpt1.params.schema import load_params
+
+    monkeypatch.setattr(library, "run_seeds", run_seeds)
+    monkeypatch.setattr(TaskTokens, "load", lambda folder: folder)  # each run reads its own task's tokens
+    monkeypatch.setattr(starting_weights, "check", check)
+    monkeypatch.chdir(tmp_path)  # the jobs' state folders go under data/training_state: not the checkout's
+    return build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
+
+
 def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch, tmp_path):
     """DVC owns results/finetune/<method>/<task> and results/layer_transfer/<task>...: a one-off `--seed` must not add a
     folder there (the next `dvc repro` would see the stage as changed). A stage's job runs every task (finetune), k
     or checkpoint (the other two) that params lists, each with every seed of finetune.seeds."""
-    import gpt1.train.finetune as library
-    import gpt1.train.starting_weights as starting_weights
-    from gpt1.model.task_tokens import TaskTokens
-    from gpt1.cli import build_parser
-    from gpt1.params.schema import load_params
     from gpt1.stages import finetune, layer_transfer, transfer_curve
 
     calls, checked = [], []
-    monkeypatch.setattr(library, "run_seeds", lambda params, tokens, method, seeds, **options: calls.append(
-        (tokens, seeds, options.get("out_root"))))
-    monkeypatch.setattr(TaskTokens, "load", lambda folder: folder)  # each run reads its own task's tokens
-    monkeypatch.setattr(starting_weights, "check", lambda method, *folders: checked.append((method, *folders)))
-    monkeypatch.chdir(tmp_path)  # the jobs' state folders go under data/training_state: not the checkout's
-    parser, params = build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
+    parser, params = jobs_without_training(
+        monkeypatch, tmp_path, lambda params, tokens, method, seeds, **options: calls.append(
+            (tokens, seeds, options.get("out_root"))),
+        check=lambda method, *folders: checked.append((method, *folders)))
     for task in params.data.tasks:
         finetune.main(parser.parse_args(["finetune", "--method", "full", "--task", task]), params)
     assert calls == [(Path("data/task_tokens") / task, [1, 2, 3], Path("results/finetune/full") / task)
@@ -151,22 +160,14 @@ def test_a_one_off_seed_writes_outside_the_stage_output_folder(monkeypatch, tmp_
 def test_each_run_s_model_card_names_the_one_off_command_the_cli_takes(monkeypatch, tmp_path):
     """A stage's job hands each run the command that runs it alone, spelled by the stage table (its job's options in
     the row's order, its one-off option, --seed): the CLI parses it back into a one-off run of that very run."""
-    import gpt1.train.finetune as library
-    import gpt1.train.starting_weights as starting_weights
-    from gpt1.cli import build_parser
     from gpt1.layout import ONE_OFF
-    from gpt1.model.task_tokens import TaskTokens
-    from gpt1.params.schema import load_params
     from gpt1.pipeline.one_off import one_off
     from gpt1.pipeline.stage_table import STAGES
     from gpt1.stages import finetune, layer_transfer, transfer_curve
 
     spelled = []
-    monkeypatch.setattr(library, "run_seeds", lambda *given, **options: spelled.append(options["reproduce"](7)))
-    monkeypatch.setattr(TaskTokens, "load", lambda folder: folder)
-    monkeypatch.setattr(starting_weights, "check", lambda *given: None)
-    monkeypatch.chdir(tmp_path)
-    parser, params = build_parser(), load_params(Path(__file__).resolve().parents[1] / "params.yaml")
+    parser, params = jobs_without_training(
+        monkeypatch, tmp_path, lambda *given, **options: spelled.append(options["reproduce"](7)))
     analysis = params.analysis
     finetune.main(parser.parse_args(["finetune", "--method", "lstm", "--task", "sts_b"]), params)
     layer_transfer.main(parser.parse_args(["layer-transfer", "--task", analysis.layer_transfer_tasks[0]]), params)

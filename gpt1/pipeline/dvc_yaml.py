@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from gpt1.pipeline import code_deps
-from gpt1.pipeline.stage_spec import KEY, Entry, Out, StageSpec, each
+from gpt1.pipeline.stage_spec import KEY, Entry, Out, StageSpec, each, flag
 from gpt1.pipeline.stage_table import METRICS, PLOTS, STAGES, module_name
 
 WIDTH = 120  # the longest line; a note that would run past it goes above its entry
@@ -41,7 +41,7 @@ def entry(command: str, spec: StageSpec, code: list[str]) -> dict:
     foreach = [values for values in spec.jobs.values() if isinstance(values, dict)]
     if foreach and len(spec.jobs) > 1:
         raise ValueError(f"stage {command}: a foreach has one axis, its key; spell the others as matrix axes")
-    options = [f"--{option.replace('_', '-')} {KEY if foreach else each(option)}" for option in spec.jobs]
+    options = [f"{flag(option)} {KEY if foreach else each(option)}" for option in spec.jobs]
     body = {"desc": spec.help, "cmd": " ".join(["gpt1", command, *options])}
     if spec.always_changed:
         body["always_changed"] = True

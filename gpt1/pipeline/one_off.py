@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from gpt1.errors import UserError
 from gpt1.layout import ONE_OFF, RESULTS
+from gpt1.pipeline.stage_spec import flag
 
 
 def one_off(args) -> bool:
@@ -24,18 +25,24 @@ def one_off(args) -> bool:
         return False
     if args.seed is not None and named:
         return True
-    flag = "--" + option.replace("_", "-")
-    raise UserError(f"--seed and {flag} go together: a one-off run of one seed, into {ONE_OFF}; leave both out "
-                    f"for the stage's own job (every {flag.removeprefix('--')} and seed that params.yaml lists)")
+    raise UserError(f"--seed and {flag(option)} go together: a one-off run of one seed, into {ONE_OFF}; leave both "
+                    f"out for the stage's own job (every {flag(option).removeprefix('--')} and seed that params.yaml "
+                    "lists)")
 
 
-def run_command(args, **run) -> str | None:
-    """The command that runs one run of the job `args` names alone: `run` gives its seed and, where the command has
-    one, its one-off option's value (`layers=2`). The stage table spells it (`args.one_off_command`, set by the CLI),
-    so a model card says what the CLI takes; None for arguments the CLI did not parse (the card names the library's
-    call)."""
+def one_off_commands(args) -> Callable[..., str] | None:
+    """How each run of the job `args` names is run alone: `(seed, value=None) -> its command line`, `value` that of
+    the command's one-off option where it has one (`args.one_off_option`: layers, step). The stage table spells it
+    (`args.one_off_command`, set by the CLI), so a model card says what the CLI takes; None for arguments the CLI did
+    not parse (the card then names the library's call)."""
     spell = getattr(args, "one_off_command", None)
-    return None if spell is None else spell({**vars(args), **run})
+    if spell is None:
+        return None
+
+    def command(seed: int, value=None) -> str:
+        named = {args.one_off_option: value} if args.one_off_option else {}
+        return spell({**vars(args), **named, "seed": seed})
+    return command
 
 
 def selected_runs(args, listed: Sequence, seeds: Sequence[int]) -> tuple[list, list[int], Path]:

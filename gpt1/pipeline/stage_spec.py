@@ -25,6 +25,11 @@ def each(axis: str) -> str:
     return f"${{item.{axis}}}"
 
 
+def flag(option: str) -> str:
+    """The command-line flag of an option named by its argparse dest: flag("one_off") -> "--one-off"."""
+    return "--" + option.replace("_", "-")
+
+
 @dataclass(frozen=True)
 class Entry:
     """A value of dvc.yaml (a dependency, a params key, a plot, a section) with the note that says why it is there,

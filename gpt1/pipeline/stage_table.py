@@ -21,7 +21,7 @@ from gpt1.layout import LOGS
 from gpt1.params.files import DEFAULT_PARAMS
 from gpt1.params.roles import declared
 from gpt1.params.schema import Params
-from gpt1.pipeline.stage_spec import ITEM, KEY, Entry, OneOff, Out, StageSpec, each
+from gpt1.pipeline.stage_spec import ITEM, KEY, Entry, OneOff, Out, StageSpec, each, flag
 
 RESULT_FILES = layout.Results()
 # The tokenized corpus, for the stages that resolve pretrain.epochs into updates (gpt1/files/tokens_meta.py).
@@ -228,7 +228,7 @@ def one_off_command(command: str, values: dict) -> str:
     chosen += [f"--profile {profile}" for profile in values.get("profile") or ()]
     options = (*spec.jobs, *([spec.one_off.option] if spec.one_off.option else []), "seed")
     return " ".join(["gpt1", *chosen, command,
-                     *(f"--{option.replace('_', '-')} {values[option]}" for option in options)])
+                     *(f"{flag(option)} {values[option]}" for option in options)])
 
 
 def job_log(command: str, values: dict) -> Path:

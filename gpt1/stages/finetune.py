@@ -10,7 +10,7 @@ from __future__ import annotations
 from gpt1 import layout
 from gpt1.params.schema import Params
 from gpt1.errors import UserError
-from gpt1.pipeline.one_off import one_off, run_command
+from gpt1.pipeline.one_off import one_off, one_off_commands
 from gpt1.methods import METHODS, resolve
 
 ONE_OFF = layout.ONE_OFF / layout.FINETUNE
@@ -49,4 +49,4 @@ def main(args, params: Params) -> None:
         run_seeds(FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(task)), method, seeds,
                   pretrain_dir=layout.PRETRAIN, out_root=runs, keep_weights_of=seeds[:1],
                   state_root=layout.training_state(runs), stop=stop, scored_too=scored_too,
-                  reproduce=lambda seed: run_command(args, seed=seed))
+                  reproduce=one_off_commands(args))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from gpt1 import layout
 from gpt1.params.schema import Params
 from gpt1.methods import FULL, resolve
-from gpt1.pipeline.one_off import run_command, selected_runs
+from gpt1.pipeline.one_off import one_off_commands, selected_runs
 
 ONE_OFF = layout.ONE_OFF / "layer_transfer"  # a one-off seed: outside the DVC output folder
 
@@ -31,4 +31,4 @@ def main(args, params: Params) -> None:
     run_seeds_over("transfer_layers", runs, FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(args.task)),
                    resolve(FULL, params.finetune), seeds, pretrain_dir=layout.PRETRAIN,
                    job=layout.layer_transfer_task(args.task, root), what="layer transfer",
-                   reproduce=lambda layers, seed: run_command(args, layers=layers, seed=seed))
+                   reproduce=one_off_commands(args))

@@ -14,7 +14,7 @@ from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.schema import Params
 from gpt1.methods import FULL, resolve
 from gpt1.kinds import TRANSFORMER
-from gpt1.pipeline.one_off import run_command, selected_runs
+from gpt1.pipeline.one_off import one_off_commands, selected_runs
 from gpt1.errors import UserError
 
 ONE_OFF = layout.ONE_OFF / "transfer_curve"  # a one-off seed: outside the DVC output folder
@@ -53,4 +53,4 @@ def main(args, params: Params) -> None:
     run_seeds_over("pretrain_step", runs, FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(args.task)),
                    resolve(FULL, params.finetune), seeds, pretrain_dir=layout.PRETRAIN,
                    job=layout.transfer_curve_task(args.task, root), what="the transfer curve",
-                   reproduce=lambda step, seed: run_command(args, step=step, seed=seed))
+                   reproduce=one_off_commands(args))

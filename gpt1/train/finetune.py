@@ -84,17 +84,17 @@ class FinetuneSettings:
 def run_seeds_over(axis: Literal["transfer_layers", "pretrain_step"], runs: dict[int, Path],
                    settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *,
                    pretrain_dir: Path, job: Path, what: str,
-                   reproduce: Callable[[int, int], str] | None = None) -> None:
+                   reproduce: Callable[..., str] | None = None) -> None:
     """The layer-transfer and transfer-curve jobs: `run_seeds` at each value of one of its settings (`axis`), in
     order, into that value's folder (`runs`: {value: runs folder}). One job state (`job_state`, in the state folder
     gpt1/layout.py's `training_state` gives `job`) holds them all, so a stop ends the job after the update in
     progress and its retry goes on from there; `what` names the job in the line a second process for it stops with.
-    `reproduce(value, seed)`: the command that runs one of them alone."""
+    `reproduce(seed, value=value)`: the command that runs one of them alone."""
     with job_state(training_state(job), f"{what} into {job}") as stop:
         for value, out_root in runs.items():
             run_seeds(settings, tokens, method, seeds, pretrain_dir=pretrain_dir, out_root=out_root,
                       state_root=training_state(out_root), stop=stop, **{axis: value},
-                      reproduce=None if reproduce is None else partial(reproduce, value))
+                      reproduce=None if reproduce is None else partial(reproduce, value=value))
 
 
 def run_seeds(settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMethod, seeds: Sequence[int], *,
