@@ -225,3 +225,25 @@ def test_read_predictions_stacks_seeds_and_rejects_differing_rows_or_a_missing_r
 def test_methods_scored_on_different_rows_are_refused():
     with pytest.raises(UserError, match="different test rows"):
         paired_differences({"t": ("accuracy", _classifier(0.7, examples=400), _classifier(0.7, examples=300))})
+
+
+def test_the_intervals_are_the_same_bytes_whatever_threads_blas_is_given():
+    """DVC leaves a job every core, Snakemake gives a one-thread job one (OPENBLAS_NUM_THREADS=1 and the like): a
+    matrix product's sums are split by thread, and the bootstrap's drawn scores are such products, so it pins BLAS to
+    one thread and its intervals do not depend on the engine."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(3)
+    gold = rng.normal(size=1379)
+    sides = [Predictions(gold, gold + rng.normal(scale=scale, size=(3, gold.size))) for scale in (0.8, 1.2)]
+    tasks = {"sts_b": ("pearson", *sides)}
+    by_threads = {}
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            by_threads[threads] = paired_differences(tasks, resamples=2000)
+            unpinned = np.random.default_rng(0).integers(0, 3, size=(2000, gold.size)).astype(float) @ np.stack(
+                [gold, gold ** 2, gold * 3], axis=-1)
+        by_threads[f"unpinned {threads}"] = unpinned
+    assert by_threads[1] == by_threads[2]
+    # the check can fail: without the pin, the same products differ in their last bits between 1 and 2 threads
+    assert not np.array_equal(by_threads["unpinned 1"], by_threads["unpinned 2"])

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Callable, Collection
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from gpt1.errors import UserError
 from gpt1.eval.metrics import drawn_metric_values, metric_values
@@ -202,7 +203,17 @@ def resample(blocks: dict[str, tuple[int, Block]], rng: np.random.Generator, per
     name from `rng`. `resamples` fixes the count; None draws RESAMPLES, then more for each statistic whose bounds'
     Monte-Carlo deviation exceeds BOUND_SD (up to MAX_RESAMPLES). `with_average`: also "avg", the mean over the
     statistics of resample i (a statistic with fewer resamples reused in turn), for which the largest counts grow
-    until its bounds hold too."""
+    until its bounds hold too.
+
+    BLAS runs on one thread meanwhile: a matrix product's sums are split by thread, so its last bits would depend on
+    the threads the engine gives the job (DVC leaves every core to BLAS, Snakemake one to a job of one thread), and
+    every interval must be the same bytes under both."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _resample(blocks, rng, percentiles, resamples, with_average)
+
+
+def _resample(blocks: dict[str, tuple[int, Block]], rng: np.random.Generator, percentiles: tuple[float, ...],
+              resamples: int | None, with_average: bool) -> dict[str, Resampled]:
     values: dict[str, list[np.ndarray]] = {name: [] for name in blocks}
     wanted = dict.fromkeys(blocks, resamples or RESAMPLES)
     drawn = dict.fromkeys(blocks, 0)
