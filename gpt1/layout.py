@@ -62,6 +62,16 @@ def user_files_record(setting: str, root: Path = USER_FILES) -> Path:
     return Path(root) / f"{setting}.json"
 
 
+# Each stage's code fingerprint (gpt1/pipeline/code_fingerprint.py): tracked with git, beside dvc.yaml, since a
+# fresh clone must find them as the code it holds gives them.
+CODE_FINGERPRINTS = Path("code_fingerprints")
+
+
+def code_fingerprint(stage: str, root: Path = CODE_FINGERPRINTS) -> Path:
+    """The file a stage depends on for its code (a stage named as its dvc.yaml name, e.g. `encode_task`)."""
+    return Path(root) / f"{stage}.txt"
+
+
 def pretraining_run(kind: str, pretrain_dir: Path = PRETRAIN) -> Path:
     """The folder of one model's pretraining (a kind of gpt1/kinds.py): its weights, its kept checkpoints and,
     while it runs, its resume state."""

@@ -1,7 +1,7 @@
 """The paper's numbers, by the paper's own names, written once: Tables 2-4 (test sets, single model) and Table 5
 (GLUE dev sets, one row per method), and which of them each registered task is set beside. Plain data:
 gpt1/eval/paper_tables.py sets our tasks beside Tables 2-4, the ablation prints Table 5 beside ours for every
-registered method (gpt1/methods.py) the paper has a row for.
+method of params.yaml's `methods` the paper has a row for.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ COMPARED_WITH: dict[str, str] = {
 }
 
 # Table 5 prints its columns in its own spelling (SST2 and STSB for SST-2 and STS-B above; one MNLI, the matched and
-# mismatched dev sets together), and its rows by method (gpt1/methods.py's names), on GLUE's dev sets.
+# mismatched dev sets together), and its rows by method (the names of params.yaml's `methods` entries), on GLUE's dev sets.
 TABLE_5_COLUMNS = ("avg", "CoLA", "SST2", "MRPC", "STSB", "QQP", "MNLI", "QNLI", "RTE")
 TABLE_5: dict[str, tuple[float, ...]] = {
     "full": (74.7, 45.4, 91.3, 82.3, 82.0, 70.3, 81.8, 88.1, 56.0),

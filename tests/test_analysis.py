@@ -12,6 +12,12 @@ from gpt1.stages.ablation import run_ablation
 from gpt1.stages.layer_figure import run_layer_transfer
 from gpt1.errors import UserError
 from gpt1.data.records import TaskSpec
+from gpt1.params.method_section import MethodParams
+from gpt1.params.schema import load_params
+from tiny import ROOT
+
+# Table 5's methods as params.yaml holds them, in its order.
+METHODS = load_params(ROOT / "params.yaml").methods
 
 SPECS = {
     "sent": TaskSpec("sent", "classification", ("neg", "pos"), ("accuracy",), "x", "SST-2"),
@@ -44,7 +50,7 @@ def _write_summary(values, root):
 def test_table_is_mean_over_seeds_times_100_with_average():
     summary = _summary({"full": {"sent": [0.8, 0.9], "sim": [0.5, 0.7]},
                         "no_pretrain": {"sent": [0.6, 0.6], "sim": [0.1, 0.3]}})
-    mean, std = analysis.ablation_table(summary, SPECS)
+    mean, std = analysis.ablation_table(summary, SPECS, METHODS)
     assert list(mean.index) == ["full", "no_pretrain"] and list(mean.columns) == ["avg", "sent", "sim"]
     assert mean.loc["full", "sent"] == pytest.approx(85.0) and mean.loc["full", "sim"] == pytest.approx(60.0)
     assert mean.loc["full", "avg"] == pytest.approx(72.5)
@@ -77,25 +83,23 @@ def test_findings_are_computed_verdicts_with_intervals(tmp_path):
     mean = pd.DataFrame({"avg": [0.0] * 4, "sent": [0.0] * 4, "sim": [0.0] * 4}, index=list(values))
     intervals = analysis.method_intervals(tmp_path, SPECS, list(values), [1, 2])
     assert intervals["no_pretrain"]["sent"].difference == pytest.approx(30.0)
-    text = analysis.findings(mean, intervals, {"sent": 50_000, "sim": 500})
+    text = analysis.findings(mean, intervals, {"sent": 50_000, "sim": 500}, METHODS)
     assert text[0].startswith("Pre-training: full − w/o pre-training = +") and "— supported at 95 %" in text[0]
     assert "sent +0.0 [+0.0, +0.0] (not supported)" in text[1] and "larger data sets (here sent)" in text[1]
     assert "Architecture: Transformer − LSTM = -" in text[2] and "— reversed at 95 %" in text[2]
 
 
-def test_a_method_added_to_the_registry_gets_its_finding(tmp_path, monkeypatch):
-    """Findings read their comparisons from gpt1/methods.py: a registered method needs no line in the analysis.
-    One without a paper row or a named comparison is compared by its label."""
-    from gpt1 import methods
-
-    monkeypatch.setitem(methods.METHODS, "tiny_lr", methods.Method("Transformer at a tiny rate", "full, tiny rate",
-                                                                  starts_from="transformer", auxiliary_lm=True))
+def test_a_method_added_to_the_params_gets_its_finding(tmp_path):
+    """Findings read their comparisons from the methods' entries in params: a new entry needs no line in the
+    analysis. One without a paper row or a named comparison is compared by its label."""
+    tiny_lr = MethodParams(label="Transformer at a tiny rate", meaning="full, tiny rate", starts_from="transformer",
+                           auxiliary_lm=True, lr=1e-6, finding="", finding_by_size=False)
     values = {"full": {"sent": [0.9, 0.9], "sim": [0.9, 0.9]}, "tiny_lr": {"sent": [0.5, 0.5], "sim": [0.5, 0.5]},
               "no_pretrain": {"sent": [0.6, 0.6], "sim": [0.5, 0.5]}}
     _write_predictions(tmp_path / "finetune", values)
     mean = pd.DataFrame({"avg": [0.0] * 3, "sent": [0.0] * 3, "sim": [0.0] * 3}, index=list(values))
     intervals = analysis.method_intervals(tmp_path, SPECS, list(values), [1, 2])
-    text = analysis.findings(mean, intervals, {"sent": 50_000, "sim": 500})
+    text = analysis.findings(mean, intervals, {"sent": 50_000, "sim": 500}, {**METHODS, "tiny_lr": tiny_lr})
     assert len(text) == 2 and text[1].startswith("Pre-training: full − w/o pre-training = +")
     assert text[0].startswith("full − Transformer at a tiny rate = +") and "(not in the paper)" in text[0]
     assert text[0].endswith("— supported at 95 %.")
@@ -125,7 +129,7 @@ def _run_ablation(root, tasks, seeds, baselines=BASELINES_JSON):
         (root / "tasks" / task / "task.json").write_text(ALL_SPECS[task].to_json())
         (root / "tasks" / task / "train.jsonl").write_text("{}\n" * 20)
     (root / "baselines.json").write_text(json.dumps(baselines, indent=2, sort_keys=True))
-    return run_ablation(root, root / "tasks", tasks, seeds, 1500)
+    return run_ablation(root, root / "tasks", tasks, seeds, 1500, METHODS)
 
 
 def test_ablation_files(tmp_path):
@@ -210,7 +214,7 @@ def test_baseline_finding_counts_a_tie_as_no_win():
 
 def test_missing_scores_is_a_clear_error(tmp_path):
     with pytest.raises(UserError, match="run `gpt1 evaluate` first"):
-        run_ablation(tmp_path, tmp_path, ["sent"], [1], None)
+        run_ablation(tmp_path, tmp_path, ["sent"], [1], None, METHODS)
 
 
 @pytest.mark.parametrize("baselines, message", [
@@ -222,7 +226,7 @@ def test_missing_baselines_is_a_clear_error(tmp_path, baselines, message):
     with pytest.raises(UserError, match=message):
         if baselines is None:
             (tmp_path / "baselines.json").unlink(missing_ok=True)
-            run_ablation(tmp_path, tmp_path, ["sent", "sim"], [1], None)
+            run_ablation(tmp_path, tmp_path, ["sent", "sim"], [1], None, METHODS)
         else:
             _run_ablation(tmp_path, ["sent", "sim"], [1], baselines)
     assert not (tmp_path / "ablation.md").exists()  # checked before anything is written
@@ -338,7 +342,7 @@ def test_a_spread_is_rounded_once_from_its_unrounded_value(tmp_path):
     again, it would read 0.9 (0.95 is 0.9499... as a float)."""
     mean = pd.DataFrame({"avg": [59.13], "sent": [59.13]}, index=pd.Index(["full"], name="method"))
     std = pd.DataFrame({"avg": [0.9504], "sent": [0.9504]}, index=pd.Index(["full"], name="method"))
-    assert "| Transformer w/ aux LM (full) | 59.1 ± 1.0 | 59.1 ± 1.0 |" in analysis.markdown_table(mean, std)
+    assert "| Transformer w/ aux LM (full) | 59.1 ± 1.0 | 59.1 ± 1.0 |" in analysis.markdown_table(mean, METHODS, std)
     _write_summary({"full": {"sent": [0.5, 0.5 + 0.009504 * 2 ** 0.5], "sim": [0.6, 0.6]}}, tmp_path)
     _write_predictions(tmp_path / "finetune", {"full": {"sent": [0.9, 0.8], "sim": [0.9, 0.9]}})
     _run_ablation(tmp_path, ["sent", "sim"], [1, 2])

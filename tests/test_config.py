@@ -301,11 +301,33 @@ def test_snakemake_refuses_an_unknown_key(key, raw, tmp_path):
     assert f"unknown key '{key}'" in output, output
 
 
-@pytest.mark.parametrize("methods", [["full", "bigger"], ["full", "full"]])
-def test_finetune_methods_must_be_registered_methods_named_once(raw, methods):
-    with pytest.raises(UserError, match=r"bad value for 'finetune.methods'.*each a method of gpt1/methods.py, once: "
-                                        r"full, no_pretrain, no_aux_lm, lstm"):
+@pytest.mark.parametrize("methods, message", [
+    (["full", "bigger"], "p: finetune.methods names bigger, which the methods section has no entry for: add one, or "
+                         "use one of full, no_pretrain, no_aux_lm, lstm"),
+    (["full", "full"], r"p: bad value for 'finetune.methods' \(\['full', 'full'\]\): lists \['full'\] more than once")])
+def test_finetune_methods_must_be_entries_of_the_methods_section_named_once(raw, methods, message):
+    with pytest.raises(UserError, match=message):
         parse_params(edited(raw, "finetune.methods", methods), "p")
+
+
+def test_a_methods_entry_is_validated_and_full_is_required(raw):
+    """A method is data: its entry is checked as every section is, and full, which Table 5 compares every other method
+    with, must be there; the former key of its rate names the new one."""
+    bad = {**raw, "methods": {**raw["methods"], "no_pretrain": {**raw["methods"]["no_pretrain"], "lr": 2}}}
+    with pytest.raises(UserError, match=r"p: bad value for 'methods.no_pretrain.lr' \(2\): Input should be less than 1"):
+        parse_params(bad, "p")
+    bad = {**raw, "methods": {**raw["methods"], "no_pretrain": {**raw["methods"]["no_pretrain"], "starts_from": "rnn"}}}
+    with pytest.raises(UserError, match=r"bad value for 'methods.no_pretrain.starts_from' \('rnn'\)"):
+        parse_params(bad, "p")
+    missing = {**raw, "methods": {name: entry for name, entry in raw["methods"].items() if name != "full"}}
+    with pytest.raises(UserError, match="p: the methods section has no entry full: Table 5 compares every other method "
+                                        "with it"):
+        parse_params(missing, "p")
+    with pytest.raises(UserError, match=r"p: methods: rename 'no-pretrain' with letters, digits and _ only"):
+        parse_params({**raw, "methods": {**raw["methods"], "no-pretrain": raw["methods"]["no_pretrain"]}}, "p")
+    with pytest.raises(UserError, match="p: 'finetune.no_pretrain_lr' is now called 'methods.no_pretrain.lr'; rename "
+                                        "the key"):
+        parse_params({**raw, "finetune": {**raw["finetune"], "no_pretrain_lr": 1e-3}}, "p")
 
 
 def test_the_methods_older_key_gets_one_line_naming_the_new_one(raw):

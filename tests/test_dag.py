@@ -129,12 +129,28 @@ def test_snakemake_refuses_config_overrides_that_the_commands_would_not_see():
 
 
 def test_dvc_yaml_is_what_the_stage_table_gives():
-    """dvc.yaml is written from gpt1/pipeline/stage_table.py's rows, each stage's code dependencies derived from its
-    imports (so editing a module that a stage runs re-runs the stage): never by hand."""
+    """dvc.yaml is written from gpt1/pipeline/stage_table.py's rows, never by hand."""
     from gpt1.pipeline import generated
 
     written = (ROOT / "dvc.yaml").read_text(encoding="utf-8")
-    assert generated.dvc_yaml_text(ROOT) == written, f"dvc.yaml is stale: run `{generated.REGENERATE}`"
+    assert generated.dvc_yaml_text() == written, f"dvc.yaml is stale: run `{generated.REGENERATE}`"
+
+
+def test_the_committed_code_fingerprints_are_the_codes():
+    """Each stage depends on its code fingerprint (code_fingerprints/<stage>.txt), derived from the modules its imports
+    reach: a commit whose fingerprints lag its code would leave a fresh clone's `dvc status` blind to the edit until
+    user_files ran."""
+    from gpt1.pipeline import code_fingerprint, generated
+
+    assert not code_fingerprint.stale(ROOT), f"code_fingerprints/ is stale: run `{generated.REGENERATE}`"
+    files = {path.stem for path in (ROOT / "code_fingerprints").glob("*.txt")}
+    stages = dag.resolve(ROOT / "dvc.yaml", composed("default"))
+    expected = {stage.declared for stage in stages if stage.declared != "user_files"}
+    assert files == set(code_fingerprint.stages(ROOT)) == expected
+    for stage in stages:
+        prints = [dep for dep in stage.deps if dag.is_code_fingerprint(dep)]
+        assert prints == ([] if stage.declared == "user_files" else [f"code_fingerprints/{stage.declared}.txt"])
+        assert not [dep for dep in stage.deps if dep.endswith(".py")], stage.name  # the modules' bytes are not deps
 
 
 def closure(module: str) -> set[str]:
@@ -289,9 +305,14 @@ def test_a_new_stage_is_its_module_one_row_and_the_roles_of_its_settings(tmp_pat
     assert "  example_stage:\n    # An example.\n    desc: write the seed\n    cmd: gpt1 example-stage\n" in text
     stages = yaml.safe_load(text)["stages"]
     entry = stages.pop("example_stage")
-    assert entry["deps"][:2] == ["data/tasks", "gpt1/stages/example_stage.py"]
-    assert {"gpt1/tokenizer/bpe.py", "gpt1/data/cleanup.py"} <= set(entry["deps"])  # what it imports, and behind
+    assert entry["deps"] == ["data/tasks", "code_fingerprints/example_stage.txt"]
+    code = (tmp_path / "code_fingerprints/example_stage.txt").read_text()
+    assert "  gpt1/stages/example_stage.py\n" in code
+    assert "  gpt1/tokenizer/bpe.py\n" in code and "  gpt1/data/cleanup.py\n" in code  # what it imports, and behind
     assert entry["params"] == ["seed"] and entry["outs"] == [{"results/example_stage.txt": {"cache": False}}]
+    fingerprint = {"code_fingerprints/example_stage.txt": {"cache": False, "persist": True}}
+    assert fingerprint in stages["user_files"]["outs"]  # refreshed first on every run
+    stages["user_files"]["outs"].remove(fingerprint)
     assert stages == yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     assert "| example_stage | 1 | `gpt1 example-stage` | write the seed | `data/tasks/` |" in (
         tmp_path / "docs/pipeline.md").read_text()

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from gpt1.train import finetune
-from gpt1.methods import rate_key, resolve
+from gpt1.methods import resolve
 from gpt1.train.lr_schedules import warmup_linear
 from gpt1.params.schema import Params, parse_params
 from gpt1.errors import UserError
@@ -105,14 +105,14 @@ def tokens_of(params: Params, task: str, tasks_dir: Path, bpe_dir: Path) -> Task
 
 
 def _method(name: str):
-    return resolve(name, tiny_params().finetune)
+    return resolve(name, tiny_params())
 
 
 def run(workspace: Path, task: str, method: str, seed: int = 1, out: str | None = None, params=None, **kwargs):
     out_dir = workspace / "out" / (out or f"{task}-{method}-{seed}")
     params = params or tiny_params()
     metrics = finetune.run(finetune.FinetuneSettings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
-                           resolve(method, params.finetune), seed,
+                           resolve(method, params), seed,
                            pretrain_dir=workspace / "pretrain", out_dir=out_dir, **kwargs)
     return metrics, out_dir
 
@@ -157,7 +157,7 @@ def run_seeds(workspace: Path, task: str, method: str, seeds, out: str, **kwargs
     out_root = workspace / "out" / out
     params = tiny_params()
     finetune.run_seeds(finetune.FinetuneSettings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
-                       resolve(method, params.finetune), seeds,
+                       resolve(method, params), seeds,
                        pretrain_dir=workspace / "pretrain", out_root=out_root, **kwargs)
     return out_root
 
@@ -179,7 +179,7 @@ def test_seeds_in_one_process_write_what_each_seed_writes_alone(workspace, task,
                 (seed, name)
     assert (together / "seed1" / "predictions_test.jsonl").read_bytes() != \
         (together / "seed2" / "predictions_test.jsonl").read_bytes()  # the seeds do differ
-    call = f"resolve({method!r}, params.finetune), 2, transfer_layers={transfer_layers}, pretrain_step=None, ...)`"
+    call = f"resolve({method!r}, params), 2, transfer_layers={transfer_layers}, pretrain_step=None, ...)`"
     assert call in (together / "seed2" / "model_card.md").read_text()  # the library's call: no stage spelled one
 
 
@@ -323,7 +323,7 @@ def test_every_loss_term_is_made_on_the_models_device_in_one_float_dtype(name):
     λ = 0 skips, a dropout mask) lands on meta here as it lands on the CPU beside a CUDA model."""
     from gpt1 import methods
 
-    method = methods.resolve(name, tiny_params().finetune)
+    method = methods.resolve(name, tiny_params())
     model = tiny_task_model(SPECS["rt_polarity"], dropout=0.1, kind=method.starts_from or "transformer").train()
     batch = collate([EncodedExample(((40, 1, 2, 3, 42),), 1), EncodedExample(((40, 4, 42),), 0)], regression=False)
     lm_coef = method.lm_coef
@@ -508,61 +508,63 @@ def test_fine_tuning_learns_an_easy_task():
     examples = [EncodedExample(((40, 3 + i % 5, 10 + label, 6, 42),), label)
                 for i in range(40) for label in (0, 1)]
     params = tiny_params(lr=3e-3, batch_size=8, epochs=8)
-    finetune.train(model, examples, params.finetune, resolve("full", params.finetune), seed=1,
+    finetune.train(model, examples, params.finetune, resolve("full", params), seed=1,
                    device=torch.device("cpu"))
     outputs = finetune.predict(model, examples, 16, torch.device("cpu"))
     accuracy = sum(int(out.argmax()) == ex.label for out, ex in zip(outputs, examples)) / len(examples)
     assert accuracy == 1.0
 
 
-def _rate(name: str, settings) -> tuple[float, str]:
-    return resolve(name, settings).lr, rate_key(name, settings)
+def _rate(name: str, params) -> tuple[float, str]:
+    method = resolve(name, params)
+    return method.lr, method.rate_key
 
 
 def test_the_random_init_method_trains_at_its_own_learning_rate():
-    settings = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": 1e-3})).finetune
-    assert _rate("no_pretrain", settings) == (1e-3, "finetune.no_pretrain_lr")
-    assert {_rate(v, settings) for v in ("full", "no_aux_lm", "lstm")} == {(5e-4, "finetune.lr")}
+    params = parse_params(tiny_raw_params(finetune={"lr": 5e-4}, methods={"no_pretrain": {"lr": 1e-3}}))
+    assert _rate("no_pretrain", params) == (1e-3, "methods.no_pretrain.lr")
+    assert {_rate(v, params) for v in ("full", "no_aux_lm", "lstm")} == {(5e-4, "finetune.lr")}
     # Unset (the paper profile): every method at finetune.lr, and a divergence names that key.
-    settings = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": None})).finetune
-    assert _rate("no_pretrain", settings) == (5e-4, "finetune.lr")
+    params = parse_params(tiny_raw_params(finetune={"lr": 5e-4}, methods={"no_pretrain": {"lr": None}}))
+    assert _rate("no_pretrain", params) == (5e-4, "finetune.lr")
 
 
 def test_a_method_is_resolved_once_into_what_its_runs_need():
     """The stage hands the library one object: starting weights, λ, learning rate, card line."""
-    settings = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "no_pretrain_lr": 1e-3, "lm_coef": 0.5})).finetune
-    no_pretrain, no_aux_lm, lstm = (resolve(name, settings) for name in ("no_pretrain", "no_aux_lm", "lstm"))
+    params = parse_params(tiny_raw_params(finetune={"lr": 5e-4, "lm_coef": 0.5}, methods={"no_pretrain": {"lr": 1e-3}}))
+    no_pretrain, no_aux_lm, lstm = (resolve(name, params) for name in ("no_pretrain", "no_aux_lm", "lstm"))
     assert (no_pretrain.starts_from, no_pretrain.pretrained, no_pretrain.lm_coef) == (None, False, 0.5)
     assert (no_aux_lm.starts_from, no_aux_lm.lm_coef, no_aux_lm.lr) == ("transformer", 0.0, 5e-4)
     assert lstm.starts_from == "lstm" and lstm.meaning == "pretrained LSTM, auxiliary LM objective"
 
 
-def test_a_method_added_to_the_registry_runs_through_finetune_evaluate_and_ablation(workspace, tmp_path, monkeypatch):
-    """gpt1/methods.py is a Table 5 method's one home: registering one (here a random-init Transformer without the
+def test_a_method_added_to_the_params_runs_through_finetune_evaluate_and_ablation(workspace, tmp_path):
+    """A Table 5 method is an entry of params' `methods`: adding one (here a random-init Transformer without the
     auxiliary objective) and naming it in finetune.methods is all it takes to train, score and tabulate it."""
     import pandas as pd
 
-    from gpt1 import layout, methods
+    from gpt1 import layout
     from gpt1.stages import baselines, evaluate
     from gpt1.stages.ablation import run_ablation
 
-    monkeypatch.setitem(methods.METHODS, "no_pretrain_no_aux", methods.Method(
-        "Transformer w/o pre-training or aux LM", "randomly initialised Transformer, no auxiliary LM objective",
-        starts_from=None, auxiliary_lm=False))
+    entry = {"label": "Transformer w/o pre-training or aux LM", "starts_from": None, "auxiliary_lm": False,
+             "meaning": "randomly initialised Transformer, no auxiliary LM objective", "lr": None, "finding": "",
+             "finding_by_size": False}
     tasks = ["snli_100k", "social_iqa"]
-    params = parse_params(tiny_raw_params(data={"tasks": tasks}, finetune=dict(
+    params = parse_params(tiny_raw_params(data={"tasks": tasks}, methods={"no_pretrain_no_aux": entry}, finetune=dict(
         methods=["full", "no_pretrain_no_aux"], seeds=[1, 2], lr=1e-3, batch_size=4, epochs=1, max_train_examples=12,
         max_eval_examples=6, device="cpu", dtype="float32")))
     results = tmp_path / "results"
     for task in tasks:
         for method in params.finetune.methods:
             finetune.run_seeds(finetune.FinetuneSettings.of(params), tokens_of(params, task, workspace / "tasks", workspace / "bpe"),
-                               resolve(method, params.finetune),
+                               resolve(method, params),
                                params.finetune.seeds, pretrain_dir=workspace / "pretrain",
                                out_root=layout.finetune_runs(task, method, results))
     baselines.run(params, workspace / "tasks", results / "baselines.json")
     evaluate.run(params, results, workspace / "tasks")
-    run_ablation(results, workspace / "tasks", tasks, params.finetune.seeds, params.finetune.max_train_examples)
+    run_ablation(results, workspace / "tasks", tasks, params.finetune.seeds, params.finetune.max_train_examples,
+                 {name: params.methods[name] for name in params.finetune.methods})
 
     card = (layout.finetune_run("snli_100k", "no_pretrain_no_aux", 2, results) / "model_card.md").read_text()
     assert "randomly initialised Transformer, no auxiliary LM objective" in card and "used: 0;" in card

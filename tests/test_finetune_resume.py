@@ -87,7 +87,7 @@ def _run_seeds(workspace: Path, out: Path, state: Path | None, **settings) -> No
     params = tiny_params(**settings)
     finetune.run_seeds(finetune.FinetuneSettings.of(params), tokens_of(params, "rt_polarity", workspace / "tasks",
                                                                workspace / "bpe"),
-                       resolve("full", params.finetune), [1, 2], pretrain_dir=workspace / "pretrain", out_root=out,
+                       resolve("full", params), [1, 2], pretrain_dir=workspace / "pretrain", out_root=out,
                        state_root=state, keep_weights_of=[1])
 
 

@@ -24,7 +24,7 @@ def test_every_method_trains_an_update_on_the_gpu(name):
     from test_finetune import SPECS, tiny_params, tiny_task_model
 
     device = torch.device("cuda")
-    method = methods.resolve(name, tiny_params().finetune)
+    method = methods.resolve(name, tiny_params())
     model = tiny_task_model(SPECS["rt_polarity"], dropout=0.1, kind=method.starts_from or
                             "transformer").to(device).train()
     batch = collate([EncodedExample(((40, 1, 2, 3, 42),), 1), EncodedExample(((40, 4, 42),), 0)], regression=False)

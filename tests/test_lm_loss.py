@@ -106,7 +106,8 @@ def test_an_output_layer_padded_to_a_multiple_of_64_changes_no_logit_loss_gradie
     vocabulary, the loss and every gradient equal the unpadded model's, the padded rows are never predicted, and
     the weights it saves and exports keep the vocabulary's shape."""
     from gpt1.model.lm import GPT1, TransformerConfig, load_model, save_model
-    from gpt1.model.weights import export_hf, import_hf
+    from gpt1.model.hf_export import export_hf
+    from gpt1.model.weights import import_hf
 
     torch.manual_seed(0)
     config = TransformerConfig(vocab_size=101, n_positions=16, n_layer=2, n_head=2, d_model=16, d_ff=64,

@@ -72,7 +72,7 @@ def test_paper_task_fine_tunes_and_scores_with_its_metric(task, server, tmp_path
     save_model(model, tmp_path / "pretrain" / "transformer" / "model.safetensors")
 
     tokens = TaskTokens.encode(task, load_task_data(Samples.of(params), task, tmp_path / "tasks"), bpe)
-    metrics = finetune.run(finetune.FinetuneSettings.of(params), tokens, resolve("full", params.finetune), 1,
+    metrics = finetune.run(finetune.FinetuneSettings.of(params), tokens, resolve("full", params), 1,
                            pretrain_dir=tmp_path / "pretrain", out_dir=tmp_path / "out")
     for split in ("dev", "test"):
         assert set(spec.metrics) <= set(metrics[split]), (split, metrics[split])

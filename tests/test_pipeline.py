@@ -255,6 +255,98 @@ def test_second_dvc_repro_does_nothing(dvc_repo):
     assert ran == ["Running stage 'user_files':"], output
 
 
+def _params_edit(change):
+    """An edit of params.yaml: `change(params)` edits the parsed file in place."""
+    def edit(text: str) -> str:
+        params = yaml.safe_load(text)
+        change(params)
+        return yaml.safe_dump(params, sort_keys=False)
+    return edit
+
+
+def _new_method(params: dict) -> None:
+    params["methods"]["no_aux_lm_copy"] = dict(params["methods"]["no_aux_lm"], label="a copy of w/o aux LM")
+    params["finetune"]["methods"].append("no_aux_lm_copy")
+
+
+def _set(dotted: str, value):
+    def change(params: dict) -> None:
+        *sections, key = dotted.split(".")
+        for section in sections:
+            params = params[section]
+        params[key] = value
+    return change
+
+
+def _tiny_jobs(stage: str, *values: str) -> set[str]:
+    """The names of a stage's jobs on the tiny profile whose name holds every one of `values`."""
+    from gpt1.pipeline import dag
+
+    return {job.name for job in dag.resolve(ROOT / "dvc.yaml", _tiny_params())
+            if job.declared == stage and all(value in job.name for value in values)}
+
+
+# The edit table (docs/development.md): an edit, the file it edits, how, and the stages `dvc status` then names
+# after `dvc repro user_files` refreshed the code fingerprints; each edit is undone before the next.
+EDITS = {
+    "a comment in a module every stage imports": (
+        "gpt1/layout.py", lambda text: text + "\n# a comment changes no output\n", set()),
+    "a word in the model's docstring": (
+        "gpt1/model/lm.py", lambda text: text.replace('"""', '"""Indeed, ', 1), set()),
+    "a new method": (
+        "params.yaml", _params_edit(_new_method),
+        {"starting_model@no_aux_lm_copy", "finetune@no_aux_lm_copy-sts_b", "finetune@no_aux_lm_copy-social_iqa",
+         "evaluate", "ablation", "transfer_figure"}),
+    # ablation lists the methods' entries whole (their labels and findings): it runs after those jobs anyway
+    "one method's rate": (
+        "params.yaml", _params_edit(_set("methods.no_pretrain.lr", 2e-3)),
+        {*_tiny_jobs("finetune", "no_pretrain"), "ablation"}),
+    "a figure's setting": (
+        "params.yaml", _params_edit(_set("analysis.transfer_curve_steps", [1])),
+        {"transfer_curve@social_iqa", "transfer_figure"}),
+    "a real code change in the model": (
+        "gpt1/model/lm.py", lambda text: text + "\n\ndef _unused() -> int:\n    return 1\n",
+        {"pretrain@transformer", "pretrain@lstm", "layer_transfer@social_iqa", "transfer_curve@social_iqa", "zeroshot",
+         *_tiny_jobs("finetune")}),
+    "one more seed": (
+        "params.yaml", _params_edit(_set("finetune.seeds", [1, 2])),
+        {*_tiny_jobs("finetune"), "evaluate", "ablation", "paper_tables"}),
+}
+
+
+def test_an_edit_re_runs_exactly_the_stages_it_affects(dvc_repo):
+    """On the finished run, each edit of the table marks exactly its stages in `dvc status` (after `dvc repro
+    user_files`, which refreshes the code fingerprints and runs first in every `dvc repro`); an edit that cannot change
+    an output makes `dvc repro` run nothing but user_files and Snakemake plan nothing, while a real code edit makes
+    Snakemake plan the stages that run it. Each edit is undone and the fingerprints refreshed before the next, so the
+    run is left as it was."""
+    dvc = str(BIN / "dvc")
+    snakemake = [str(BIN / "snakemake"), "-n", "--cores", "1", "--configfile", *TINY]  # every output (rule all)
+    nothing = "Nothing to be done"
+    assert nothing in _run(snakemake, dvc_repo)
+    for edit, (name, change, expected) in EDITS.items():
+        path = dvc_repo / name
+        before = path.read_text(encoding="utf-8")
+        path.write_text(change(before), encoding="utf-8")
+        try:
+            code = name.endswith(".py")
+            if code:  # the Snakefile refreshes the fingerprints before it plans, as user_files does for DVC
+                plan = _run(snakemake, dvc_repo)
+                assert (nothing in plan) == (not expected), (edit, plan[-2000:])
+                assert all(f"rule {stage.split('@')[0]}:" in plan for stage in expected), (edit, plan[-2000:])
+            if code and not expected:
+                assert _stages_run(_run([dvc, "repro"], dvc_repo)) == {"user_files"}, edit
+            elif code:
+                _run([dvc, "repro", "user_files"], dvc_repo)
+            marked = _changed_stages(_run([dvc, "status"], dvc_repo)) - {"user_files"}
+            assert marked == expected, (edit, sorted(marked ^ expected))
+        finally:
+            path.write_text(before, encoding="utf-8")
+            if name.endswith(".py"):
+                _run([dvc, "repro", "user_files"], dvc_repo)
+    assert _changed_stages(_run([dvc, "status"], dvc_repo)) == {"user_files"}
+
+
 HEADLINE = {"results/metrics.json": {"average": ["full", "no_pretrain", "no_aux_lm", "lstm"],
                                      "full": _tiny_params()["data"]["tasks"]},
             "results/pretrain/transformer/headline.json": {"transformer": ["val_loss"]},

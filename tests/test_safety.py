@@ -20,11 +20,11 @@ from gpt1.data.records import ClassificationExample
 from gpt1.data.task_data import TaskData
 from gpt1.errors import UserError
 from gpt1.eval.baselines import tfidf_logreg
-from gpt1.model import weights
+from gpt1.model import hf_export, weights
 from gpt1.model.heads import TaskModel
 from gpt1.model.lm import save_model
 from gpt1.tokenizer.bpe import Gpt1Bpe
-from gpt1.tokenizer.encode import load_tokens
+from gpt1.files.tokens_meta import load_tokens
 from gpt1.train.loop import Diverged
 from test_cli import gpt1
 from test_finetune import SPECS, run
@@ -131,7 +131,7 @@ def test_a_diverging_fine_tuning_run_stops_names_the_rate_and_writes_nothing(wor
 
     monkeypatch.setattr(TaskModel, "loss", nan_loss)
     with pytest.raises(Diverged, match=r"^finetune rt_polarity/no_pretrain/seed1: training diverged at update 1 "
-                       r"\(loss nan.*Lower finetune.no_pretrain_lr \(or finetune.grad_clip\)"):
+                       r"\(loss nan.*Lower methods.no_pretrain.lr \(or finetune.grad_clip\)"):
         run(workspace, "rt_polarity", "no_pretrain", out="diverged")
     assert not (workspace / "out" / "diverged").exists()
 
@@ -167,7 +167,7 @@ def unreadable_bpe(tmp_path: Path, encoder: bytes, merges: bytes):
 
 
 def hf_folder_with(tmp_path: Path, setting: dict):
-    weights.export_hf(tiny_language_model(), tmp_path / "hf")
+    hf_export.export_hf(tiny_language_model(), tmp_path / "hf")
     config = json.loads((tmp_path / "hf" / "config.json").read_text())
     (tmp_path / "hf" / "config.json").write_text(json.dumps({**config, **setting}))
     return weights.import_hf(tmp_path / "hf")

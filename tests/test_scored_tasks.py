@@ -85,7 +85,7 @@ def test_a_finished_seed_restores_the_scored_tasks_folder_too(tmp_path, monkeypa
     out, state = tmp_path / "out", tmp_path / "state"
 
     def run_job():
-        return finetune.run_seeds(finetune.FinetuneSettings.of(params), tokens["mnli"], resolve("full", params.finetune), [1],
+        return finetune.run_seeds(finetune.FinetuneSettings.of(params), tokens["mnli"], resolve("full", params), [1],
                                   pretrain_dir=project / layout.PRETRAIN, out_root=out / "mnli",
                                   state_root=state, scored_too=[(tokens["mnli_mm"], out / "mnli_mm")])
 

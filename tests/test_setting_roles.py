@@ -14,7 +14,7 @@ import pytest
 import yaml
 from pydantic import Field
 
-from gpt1.methods import METHODS, own_rate_key, resolve
+from gpt1.methods import resolve
 from gpt1.params.roles import declared, keys_with
 from gpt1.params.schema import TRAINING, FinetuneParams, Params, load_params
 from gpt1.pipeline.stage_table import STAGES, declared_params
@@ -74,7 +74,7 @@ def test_every_stage_a_setting_shapes_lists_it_and_no_stage_lists_one_by_hand():
             assert key in listed[stage.replace("-", "_")], (key, stage)
     for stage, keys in listed.items():
         for key in keys:
-            if "${" not in key:
+            if "${" not in key and not key.startswith("methods."):  # a method's own fields: the next test
                 assert key in roles and stage in {name.replace("-", "_") for name in roles[key].stages}, (stage, key)
     for command, spec in STAGES.items():
         own = spec.params[:len(spec.params) - len(declared_params(command))]  # what the row itself lists
@@ -97,7 +97,7 @@ def test_a_finished_seed_trained_with_another_value_of_a_training_setting_is_tra
         settings = finetune.FinetuneSettings.of(chosen)
         prepared = finetune.prepare(settings, tokens_of(chosen, "rt_polarity", workspace / "tasks", workspace / "bpe"),
                                     workspace / "pretrain")
-        method = resolve("full", chosen.finetune)
+        method = resolve("full", chosen)
         model = finetune.language_model(method, prepared.tokens.vocab_size, workspace / "pretrain",
                                         settings.fresh_model, None, None)
         return finetune._signature(prepared, method, 1, model, 32, None, None, False)
@@ -110,6 +110,38 @@ def test_a_finished_seed_trained_with_another_value_of_a_training_setting_is_tra
     SeedState(tmp_path / "state", before, 1).keep_finished([output])
     assert not SeedState(tmp_path / "state", after, 1).restore_finished([output])
     assert SeedState(tmp_path / "state", before, 1).restore_finished([output])
+
+
+def _seed_signature(chosen, workspace, method_name: str = "full") -> str:
+    settings = finetune.FinetuneSettings.of(chosen)
+    prepared = finetune.prepare(settings, tokens_of(chosen, "rt_polarity", workspace / "tasks", workspace / "bpe"),
+                                workspace / "pretrain")
+    method = resolve(method_name, chosen)
+    model = finetune.language_model(method, prepared.tokens.vocab_size, workspace / "pretrain", settings.fresh_model,
+                                    None, None)
+    return finetune._signature(prepared, method, 1, model, 32, None, None, False)
+
+
+def test_adding_a_method_keeps_every_finished_seed_of_the_others(workspace, tmp_path):
+    """A method is params data, and a seed's fingerprint holds its own method's entry (resolved) and the fine-tuning
+    stages' code fingerprints, not every module: a new entry leaves full's seeds as they were, restored, not
+    re-trained, while a change of full's own entry trains them again."""
+    from gpt1.params.schema import parse_params
+    from tiny import tiny_raw_params
+
+    copy = {"label": "a copy of full", "meaning": "the same", "starts_from": "transformer", "auxiliary_lm": True,
+            "lr": None, "finding": "", "finding_by_size": False}
+    params = parse_params(tiny_raw_params())
+    added = parse_params(tiny_raw_params(methods={"full_copy": copy}, finetune={"methods": ["full", "full_copy"]}))
+    own_rate = parse_params(tiny_raw_params(methods={"full": {"lr": 3e-3}}))
+    before = _seed_signature(params, workspace)
+    assert _seed_signature(added, workspace) == before
+    assert _seed_signature(own_rate, workspace) != before
+    output = tmp_path / "seed1"
+    output.mkdir()
+    (output / "metrics.json").write_text("{}")
+    SeedState(tmp_path / "state", before, 1).keep_finished([output])
+    assert SeedState(tmp_path / "state", _seed_signature(added, workspace), 1).restore_finished([output])
 
 
 def test_a_pretraining_resume_checkpoint_must_match_every_setting_that_shapes_the_trajectory():
@@ -158,7 +190,7 @@ def run_and_card(workspace: Path, params):
     out = workspace / "out" / "roles-card"
     metrics = finetune.run(finetune.FinetuneSettings.of(params),
                            tokens_of(params, "rt_polarity", workspace / "tasks", workspace / "bpe"),
-                           resolve("full", params.finetune), 1, pretrain_dir=workspace / "pretrain", out_dir=out)
+                           resolve("full", params), 1, pretrain_dir=workspace / "pretrain", out_dir=out)
     return metrics, out
 
 
@@ -181,11 +213,17 @@ def test_a_setting_added_to_the_schema_alone_reaches_the_stages_the_fingerprint_
     assert "new_knob" in card_settings(extended)
 
 
-def test_a_method_with_its_own_rate_is_its_entry_and_its_params():
-    """The schema holds finetune.<method>_lr for each method whose entry has `own_rate`, and the finetune stage
-    lists it: no schema or stage-row edit."""
-    for name, entry in METHODS.items():
-        key = own_rate_key(name)
-        assert (key in FinetuneParams.model_fields) == entry.own_rate
-        if entry.own_rate:
-            assert f"finetune.{key}" in declared_params("finetune")
+def test_a_fine_tuning_job_lists_its_own_methods_entry_and_no_others():
+    """A method's entry is data: a fine-tuning job lists the fields of its own method's entry that it reads (its rate
+    among them), a layer-transfer or transfer-curve job full's, the starting-model job its method's starting model;
+    the fields only the tables read (label, finding) are listed by the ablation, which lists the section whole."""
+    listed = stage_params()
+    own = {"methods.${item.method}." + field for field in ("meaning", "starts_from", "auxiliary_lm", "lr")}
+    assert {key for key in listed["finetune"] if key.startswith("methods")} == own
+    for stage in ("layer_transfer", "transfer_curve"):
+        assert {key for key in listed[stage] if key.startswith("methods")} == {
+            key.replace("${item.method}", "full") for key in own}
+    assert {key for key in listed["starting_model"] if key.startswith("methods")} == {"methods.${item.method}.starts_from"}
+    assert "methods" in listed["ablation"]
+    assert not [stage for stage, keys in listed.items() if stage != "ablation"
+                and any(key == "methods" or ".label" in key or ".finding" in key for key in keys)]

@@ -11,7 +11,10 @@ import pytest
 
 from gpt1.files.digests import sha256_of
 from gpt1.errors import UserError
-from gpt1.methods import METHODS
+from gpt1.params.schema import load_params
+from tiny import ROOT
+
+METHODS = load_params(ROOT / "params.yaml").methods  # Table 5's methods, as params.yaml holds them
 from gpt1.stages import starting_model
 from gpt1.train.starting_weights import check, record, record_text
 
@@ -49,13 +52,13 @@ def test_the_stage_writes_a_record_and_keeps_an_unchanged_one_untouched(tmp_path
     monkeypatch.chdir(tmp_path)
     _pretrained(tmp_path / "data" / "pretrain")
     path = tmp_path / "data" / "starting_models" / "full.json"
-    starting_model.main(Namespace(method="full"), None)
+    starting_model.main(Namespace(method="full"), load_params(ROOT / "params.yaml"))
     assert json.loads(path.read_text())["starts_from"] == "transformer"
     stamp = path.stat().st_mtime_ns
-    starting_model.main(Namespace(method="full"), None)
+    starting_model.main(Namespace(method="full"), load_params(ROOT / "params.yaml"))
     assert path.stat().st_mtime_ns == stamp  # Snakemake compares times: an unchanged record must not look new
     _pretrained(tmp_path / "data" / "pretrain", transformer=b"retrained")
-    starting_model.main(Namespace(method="full"), None)
+    starting_model.main(Namespace(method="full"), load_params(ROOT / "params.yaml"))
     assert json.loads(path.read_text())["sha256"] == sha256_of(tmp_path / "data/pretrain/transformer/model.safetensors")
 
 

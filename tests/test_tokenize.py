@@ -9,6 +9,7 @@ from gpt1.stages import bpe as bpe_stage
 from gpt1.stages import tokenize as tokenize_stage
 from gpt1.tokenizer import bpe as bpe_module
 from gpt1.files import parallel
+from gpt1.files import tokens_meta
 from gpt1.tokenizer import encode
 from gpt1.data.cleanup import clean
 
@@ -26,7 +27,7 @@ def test_token_arrays_round_trip(english_documents, tmp_path):
     meta = tokenize_stage.run(corpus=tmp_path / "corpus", bpe_folder=tmp_path / "bpe", out=tmp_path / "tokens")
 
     assert meta["dtype"] == "uint16" and meta["vocab_size"] == trained.vocab_size
-    val = encode.load_tokens(tmp_path / "tokens", "val")
+    val = tokens_meta.load_tokens(tmp_path / "tokens", "val")
     assert isinstance(val, np.memmap) and val.dtype == np.uint16
     assert len(val) == meta["val"]["tokens"] == (tmp_path / "tokens/val.bin").stat().st_size // 2
     # The two validation documents, joined by GPT-1's line-break token, decode to their words.

@@ -9,7 +9,8 @@ from transformers import OpenAIGPTConfig, OpenAIGPTLMHeadModel
 
 from gpt1.errors import UserError
 from gpt1.model.lm import GPT1, TransformerConfig
-from gpt1.model.weights import export_hf, import_hf, import_openai
+from gpt1.model.hf_export import export_hf
+from gpt1.model.weights import import_hf, import_openai
 
 TINY_HF = dict(vocab_size=100, n_positions=32, n_layer=2, n_head=4, n_embd=64)
 CONV1D_SUFFIXES = ("c_attn.weight", "c_proj.weight", "c_fc.weight")

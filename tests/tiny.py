@@ -21,11 +21,16 @@ TINY_LSTM = dict(n_layer=1, d_embed=32, d_hidden=48, dropout=0.1)
 
 def tiny_raw_params(**sections: dict) -> dict:
     """params.yaml + profiles/tiny.yaml as a plain dict (it can go to a subprocess or a file) with the unit
-    tests' model and LSTM; each keyword updates that section's keys, e.g. `tiny_raw_params(model={"n_layer": 1})`."""
+    tests' model and LSTM; each keyword updates that section's keys, e.g. `tiny_raw_params(model={"n_layer": 1})`, and
+    `methods={"no_pretrain": {"lr": 1e-3}}` the keys of a method's entry."""
     raw, _ = compose_raw(ROOT / "params.yaml", [TINY_PROFILE])
     raw["model"], raw["lstm"] = dict(TINY_MODEL), dict(TINY_LSTM)
     for name, values in sections.items():
-        raw[name].update(values)
+        if name == "methods":  # a method's keys update its entry; a new name adds one
+            for method, entry in values.items():
+                raw[name][method] = {**raw[name].get(method, {}), **entry}
+        else:
+            raw[name].update(values)
     # Layer transfer trains k < n_layer for seeds the finetune stage runs (k = n_layer is its full run).
     analysis, seeds = raw["analysis"], raw["finetune"]["seeds"]
     analysis["layer_transfer_layers"] = [k for k in analysis["layer_transfer_layers"] if k < raw["model"]["n_layer"]]

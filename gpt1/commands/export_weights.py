@@ -28,14 +28,14 @@ def main(args, params) -> None:
     from gpt1.files.atomic import claim_folder
 
     claim_folder(args.out, args.force)  # before torch's import, which takes seconds: a refusal comes at once
-    from gpt1.model import weights
+    from gpt1.model import hf_export, weights
     from gpt1.model.lm import GPT1, load_model
 
     model = load_model(args.model)
     if not isinstance(model, GPT1):
         raise UserError(f"{args.model} is a {model.kind} model; only the Transformer has the released layouts")
     if args.format == "hf":
-        weights.export_hf(model, args.out, args.bpe)
+        hf_export.export_hf(model, args.out, args.bpe)
     else:
         weights.export_openai(model, args.out)
     logging.getLogger("gpt1.model.weights").info("wrote %s (%s layout)", args.out, args.format)

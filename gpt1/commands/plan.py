@@ -20,7 +20,6 @@ from gpt1.commands import plan_evaluation
 from gpt1.commands.plan_tasks import TaskWork, task_work, trained_tasks
 from gpt1.errors import UserError
 from gpt1.kinds import DISPLAY_NAMES, KINDS, LSTM, TRANSFORMER
-from gpt1.methods import METHODS
 from gpt1.layout import TOKENS_META
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.train.flops import flops_per_token
@@ -143,7 +142,7 @@ def finetuning_rows(params, sizes, throughput: Throughput) -> list[dict]:
     rows = []
     for job, method, task, runs in finetuning_runs(params):
         work = works.setdefault(task, task_work(task, params))
-        kind = (METHODS[method].starts_from if method in METHODS else None) or TRANSFORMER
+        kind = (params.methods[method].starts_from if method in params.methods else None) or TRANSFORMER
         tokens = params.finetune.epochs * work.tokens_per_epoch * runs
         flops = 6 * sizes[kind][0] * tokens  # forward + backward over every weight; the head's few are left out
         rows.append(dict(job=job, method=method, task=task, examples=work.examples,

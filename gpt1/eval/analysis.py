@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Mapping
 
 import pandas as pd
 
@@ -17,30 +18,40 @@ from gpt1.eval.intervals import (RNG_SEED, AgainstMajority, Interval, Prediction
 from gpt1.eval.run_files import read_json
 from gpt1.data.records import TaskSpec
 from gpt1.layout import finetune_run
-from gpt1.methods import METHODS
+from gpt1.methods import FULL, comparison
+from gpt1.params.method_section import MethodParams
 from gpt1.paper import TABLE_5, TABLE_5_COLUMNS
 
 log = logging.getLogger(__name__)
 
-# Table 5 as the paper prints it, one row per registered method the paper has.
-PAPER_TABLE_5 = pd.DataFrame.from_dict({name: TABLE_5[name] for name in METHODS if name in TABLE_5},
-                                       orient="index", columns=list(TABLE_5_COLUMNS))
+# Table 5's methods by name (params' `methods` entries): their row labels and findings. The tables list the methods
+# in the mapping's order.
+Methods = Mapping[str, MethodParams]
+# Table 5 as the paper prints it.
+PAPER_TABLE_5 = pd.DataFrame.from_dict(TABLE_5, orient="index", columns=list(TABLE_5_COLUMNS))
 # Data sets the paper calls "larger" when it says the auxiliary objective helps them (NLI, QQP).
 LARGE_TRAIN = 10_000
 
 
-def ablation_table(summary: pd.DataFrame, specs: dict[str, TaskSpec]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def paper_table(methods: Methods) -> pd.DataFrame:
+    """The paper's Table 5, the rows of the methods in `methods` that it has."""
+    return PAPER_TABLE_5.loc[[name for name in PAPER_TABLE_5.index if name in methods]]
+
+
+def ablation_table(summary: pd.DataFrame, specs: dict[str, TaskSpec],
+                   methods: Methods) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 5 from the summary evaluate wrote (results/scores_summary.csv: mean and sample std over seeds): each
-    task's primary metric ×100, one row per method and one column per task, plus `avg`."""
+    task's primary metric ×100, one row per method of `methods` (in its order) and one column per task, plus
+    `avg`."""
     wanted = {(task, spec.primary_metric) for task, spec in specs.items()}
-    rows = summary[[(task, metric) in wanted and method in METHODS
+    rows = summary[[(task, metric) in wanted and method in methods
                     for task, metric, method in zip(summary.task, summary.metric, summary.method)]]
     if rows.empty:
         raise UserError("results/scores_summary.csv has no fine-tuning scores for the ablation; run `gpt1 evaluate` "
                         "first")
     mean = rows.pivot(index="method", columns="task", values="mean") * 100
     std = rows.pivot(index="method", columns="task", values="std") * 100
-    order = [m for m in METHODS if m in mean.index]
+    order = [m for m in methods if m in mean.index]
     columns = [task for task in specs if task in mean.columns]
     mean, std = mean.loc[order, columns], std.loc[order, columns]
     mean.insert(0, "avg", mean.mean(axis=1))
@@ -60,11 +71,11 @@ def method_intervals(results_dir: Path, specs: dict[str, TaskSpec], methods: lis
     def predictions(task: str, method: str) -> Predictions:
         return read_predictions([finetune_run(task, method, seed, results_dir, specs[task].model_of) for seed in seeds])
 
-    full = {task: predictions(task, "full") for task in specs}  # read once, compared with every method
+    full = {task: predictions(task, FULL) for task in specs}  # read once, compared with every method
     classes = {task: len(spec.labels) for task, spec in specs.items()}
     return {method: paired_differences({task: (spec.primary_metric, full[task], predictions(task, method))
                                         for task, spec in specs.items()}, classes=classes, rng_seed=rng_seed)
-            for method in methods if method != "full"}
+            for method in methods if method != FULL}
 
 
 def majority_checks(results_dir: Path, specs: dict[str, TaskSpec], methods: list[str], seeds: list[int],
@@ -99,27 +110,24 @@ def _with_interval(interval: Interval) -> str:
     return f"{interval.difference:+.1f} [{interval.low:+.1f}, {interval.high:+.1f}]"
 
 
-def findings(mean: pd.DataFrame, intervals: dict[str, dict[str, Interval]], train_sizes: dict[str, int]) -> list[str]:
-    """One sentence per method compared with full (its registry entry names the comparison), with its 95 %
-    interval and a computed verdict, in Table 5's order."""
-    return [_by_size_finding(name, by_column, mean, train_sizes) if METHODS[name].finding_by_size
-            else _average_finding(name, by_column["avg"]) for name, by_column in intervals.items()]
+def findings(mean: pd.DataFrame, intervals: dict[str, dict[str, Interval]], train_sizes: dict[str, int],
+             methods: Methods) -> list[str]:
+    """One sentence per method compared with full (its entry names the comparison), with its 95 % interval and a
+    computed verdict, in Table 5's order."""
+    return [_by_size_finding(comparison(name, methods), by_column, mean, train_sizes)
+            if methods[name].finding_by_size else _average_finding(name, comparison(name, methods), by_column["avg"])
+            for name, by_column in intervals.items()]
 
 
-def _comparison(name: str) -> str:
-    entry = METHODS[name]
-    return entry.finding or f"full − {entry.label}"
-
-
-def _average_finding(name: str, avg: Interval) -> str:
+def _average_finding(name: str, compared: str, avg: Interval) -> str:
     paper = f"the paper: {paper_gain(name):+}" if name in PAPER_TABLE_5.index else "not in the paper"
-    return f"{_comparison(name)} = {_with_interval(avg)} on average ({paper}) — {avg.verdict} at 95 %."
+    return f"{compared} = {_with_interval(avg)} on average ({paper}) — {avg.verdict} at 95 %."
 
 
-def _by_size_finding(name: str, gains: dict[str, Interval], mean: pd.DataFrame, train_sizes: dict[str, int]) -> str:
+def _by_size_finding(comparison: str, gains: dict[str, Interval], mean: pd.DataFrame,
+                     train_sizes: dict[str, int]) -> str:
     """The paper found the method's ingredient to help the larger data sets (≥ LARGE_TRAIN training examples) and
     not the small ones: every task's interval, and whether this run's tasks can test that."""
-    comparison = _comparison(name)
     large = [t for t in mean.columns[1:] if train_sizes.get(t, 0) >= LARGE_TRAIN]
     per_task = "; ".join(f"{task} {_with_interval(gains[task])} ({gains[task].verdict})" for task in mean.columns[1:])
     if large and len(large) < len(mean.columns) - 1:
@@ -130,11 +138,11 @@ def _by_size_finding(name: str, gains: dict[str, Interval], mean: pd.DataFrame, 
             "so the paper's large-vs-small contrast cannot be tested; the paper expects no gain on small sets.")
 
 
-def majority_finding(checks: dict[str, dict[str, AgainstMajority]]) -> str | None:
+def majority_finding(checks: dict[str, dict[str, AgainstMajority]], methods: Methods) -> str | None:
     """Which scores are not above always predicting the majority class (one-sided 95 %); None without such a task."""
     if not any(checks.values()):
         return None
-    marked = [f"{METHODS[method].label} on {', '.join(sorted(tasks))}"
+    marked = [f"{methods[method].label} on {', '.join(sorted(tasks))}"
               for method, tasks in not_above_majority(checks).items() if tasks]
     if not marked:
         return "Majority class: every method's score is above it on every task with classes (one-sided 95 %)."
@@ -166,12 +174,12 @@ def interval_frame(intervals: dict[str, dict[str, Interval]],
 ONE_SEED = "‡"  # an interval over the test examples only: a side had one seed
 
 
-def interval_markdown(intervals: dict[str, dict[str, Interval]], columns: list[str]) -> str:
+def interval_markdown(intervals: dict[str, dict[str, Interval]], columns: list[str], methods: Methods) -> str:
     lines = ["| full − method | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
     for method, by_column in intervals.items():
         cells = [f"{_with_interval(by_column[c])} {by_column[c].verdict}"
                  + ("" if by_column[c].seeds_counted else f" {ONE_SEED}") for c in columns]
-        lines.append(f"| {METHODS[method].label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {methods[method].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -180,7 +188,7 @@ NOT_ABOVE_MAJORITY = "†"
 MAJORITY_CLASS = "the most frequent label of the training examples fine-tuning uses"
 
 
-def majority_markdown(checks: dict[str, dict[str, AgainstMajority]]) -> str:
+def majority_markdown(checks: dict[str, dict[str, AgainstMajority]], methods: Methods) -> str:
     """method − majority class per task with classes: the difference [its one-sided 95 % lower bound], the verdict;
     a first row gives the majority class's own score on the scored rows."""
     first = next(iter(checks.values()))
@@ -190,7 +198,7 @@ def majority_markdown(checks: dict[str, dict[str, AgainstMajority]]) -> str:
     for method, by_task in checks.items():
         cells = [f"{by_task[t].difference:+.1f} [≥ {by_task[t].low:+.1f}] {by_task[t].verdict}"
                  + ("" if by_task[t].above else f" {NOT_ABOVE_MAJORITY}") for t in tasks]
-        lines.append(f"| {METHODS[method].label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {methods[method].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -243,7 +251,7 @@ def baseline_markdown(comparison: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def markdown_table(frame: pd.DataFrame, std: pd.DataFrame | None = None,
+def markdown_table(frame: pd.DataFrame, methods: Methods, std: pd.DataFrame | None = None,
                    marked: dict[str, set[str]] | None = None) -> str:
     """Rows of methods, a cell per column: value (± std); `marked`: {method: columns} flagged NOT_ABOVE_MAJORITY."""
     header = "| method | " + " | ".join(frame.columns) + " |"
@@ -252,5 +260,5 @@ def markdown_table(frame: pd.DataFrame, std: pd.DataFrame | None = None,
         cells = [f"{value:.1f}" + (f" ± {std.loc[method, column]:.1f}" if std is not None else "")
                  + (f" {NOT_ABOVE_MAJORITY}" if column in (marked or {}).get(method, ()) else "")
                  for column, value in row.items()]
-        lines.append(f"| {METHODS[method].label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {methods[method].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

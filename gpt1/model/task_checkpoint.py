@@ -28,7 +28,7 @@ class TaskRun:
     """What a saved task model was: enough to rebuild it and encode new examples as its run did."""
 
     task: str
-    method: str  # gpt1/methods.py
+    method: str  # an entry of params.yaml's `methods`
     seed: int
     n_ctx: int
     spec: TaskSpec

@@ -7,7 +7,9 @@
   creation order: attn/c_attn w (1, d, 3d), b; attn/c_proj w, b; ln_1 g, b; mlp/c_fc w, b; mlp/c_proj w, b;
   ln_2 g, b. `w` has a leading conv width of 1 and is (in, out) like Conv1D.
 
-transformers is not needed here: folders are read and written with json + safetensors.
+transformers is not needed here: folders are read and written with json + safetensors. A transformers folder with
+the tokenizer beside the weights is gpt1/model/hf_export.py's (it reads the BPE, which importing weights never
+needs).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Mapping
 import numpy as np
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 from gpt1.files.atomic import atomic_directory
 from gpt1.errors import UserError
@@ -85,25 +87,6 @@ def hf_config_dict(config: TransformerConfig) -> dict:
         "layer_norm_epsilon": config.layer_norm_eps, "initializer_range": config.init_std,
         "tie_word_embeddings": True,
     }
-
-
-def export_hf(model: GPT1, directory: Path | str, bpe_dir: Path | str | None = None) -> None:
-    """Write config.json + model.safetensors that OpenAIGPTLMHeadModel.from_pretrained reads; with `bpe_dir`
-    also vocab.json + merges.txt for OpenAIGPTTokenizer (GPT-1's encoder_bpe / vocab_*.bpe pair, renamed)."""
-    tensors = to_hf_state_dict(model)
-    del tensors["lm_head.weight"]  # tied: transformers re-ties it from the token embedding on load
-    if bpe_dir is not None:
-        from gpt1.tokenizer.bpe import Gpt1Bpe  # spaCy and tokenizers: only when a tokenizer is exported
-
-        bpe = Gpt1Bpe.load(Path(bpe_dir))
-        if bpe.vocab_size != model.config.vocab_size:
-            raise UserError(f"{bpe_dir} has {bpe.vocab_size} tokens (special tokens included) but the model has "
-                            f"{model.config.vocab_size}; export with the BPE the model was trained with")
-    with atomic_directory(directory, mark_owner=True) as temporary:
-        (temporary / "config.json").write_text(json.dumps(hf_config_dict(model.config), indent=2) + "\n")
-        save_file(tensors, str(temporary / "model.safetensors"), metadata={"format": "pt"})
-        if bpe_dir is not None:
-            bpe.write_vocabulary(temporary / "vocab.json", temporary / "merges.txt")
 
 
 def import_hf(directory: Path | str) -> GPT1:

@@ -16,6 +16,9 @@ from typing import Iterator
 
 from pydantic import BaseModel
 
+# The stages that fine-tune: the settings a fine-tuning run reads name all three.
+FINE_TUNING = ("finetune", "layer-transfer", "transfer-curve")
+
 
 @dataclass(frozen=True)
 class Role:

@@ -8,20 +8,22 @@ attributes (`params.bpe.merges`), never raw dict keys.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Sequence
 
-from pydantic import Field, StrictInt, ValidationError, create_model, field_validator, model_validator
+from pydantic import Field, StrictInt, ValidationError, field_validator, model_validator
 
 from gpt1.errors import UserError
-from gpt1.methods import METHODS, own_rate_key
+from gpt1.methods import FULL
 from gpt1.kinds import LSTM, TRANSFORMER
 from gpt1.params.files import DEFAULT_PARAMS, compose_raw
 from gpt1.params.applicability import unpretrained
 from gpt1.params.checks import layer_transfer_fits, scored_tasks_fit, transfer_curve_fits
 from gpt1.params.schedule import PretrainSchedule
 from gpt1.params.data_section import DataParams
-from gpt1.params.roles import Role
+from gpt1.params.method_section import MethodParams
+from gpt1.params.roles import FINE_TUNING, Role
 from gpt1.params.section import Section
 from gpt1.params.user_data import FAMILY_TAGS
 
@@ -30,9 +32,8 @@ from gpt1.params.user_data import FAMILY_TAGS
 Beta = Annotated[float, Field(ge=0, lt=1)]
 AdamEps = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 Seed = Annotated[StrictInt, Field(ge=0, le=2**64 - 1)]  # strict: `true` is not seed 1; torch takes 64 bits
-# The stages that fine-tune, and a training setting's role: each of them re-runs for it, a resumed or retried seed
-# must have been trained with it (gpt1/params/roles.py), and the model card records it.
-FINE_TUNING = ("finetune", "layer-transfer", "transfer-curve")
+# A training setting's role: each stage that fine-tunes re-runs for it, a resumed or retried seed must have been
+# trained with it (gpt1/params/roles.py), and the model card records it.
 TRAINING = Role(stages=FINE_TUNING, resume=True, card=True)
 PRETRAINING = Role(stages=("pretrain",))
 TRAJECTORY = Role(stages=("pretrain",), resume=True)  # shapes the updates: a resume checkpoint must match it
@@ -153,31 +154,19 @@ class _FinetuneMethods(Section):
     """What the fine-tuning stages loop over, and the rate every method trains at unless it has its own."""
 
     # What a stage loops over, not a run's setting: a card naming them would go stale whenever one is added.
-    methods: Annotated[list[str], Role(stages=("evaluate", "transfer-figure"))] = Field(
-        min_length=1, description="Table 5's methods (gpt1/methods.py); the finetune stage's jobs")
+    methods: Annotated[list[str], Role(stages=("evaluate", "ablation", "transfer-figure"))] = Field(
+        min_length=1, description="Table 5's methods, in its order: entries of the `methods` section; the finetune "
+        "stage's jobs")
     seeds: Annotated[list[Seed], Role(stages=("finetune", "evaluate", "ablation", "paper-tables"))] = Field(
         min_length=1)
 
+    _methods_distinct = field_validator("methods")(_distinct)
     _seeds_distinct = field_validator("seeds")(_distinct)
-
-    @field_validator("methods")
-    @classmethod
-    def _registered_methods(cls, names: list[str]) -> list[str]:
-        if any(name not in METHODS for name in names) or len(set(names)) != len(names):
-            raise ValueError(f"each a method of gpt1/methods.py, once: {', '.join(METHODS)}")
-        return names
-    lr: Annotated[float, Role(stages=FINE_TUNING)] = Field(gt=0, lt=1)
+    lr: Annotated[float, Role(stages=FINE_TUNING)] = Field(
+        gt=0, lt=1, description="every method's rate, but a method whose entry sets its own (methods.<name>.lr)")
 
 
-# Each method with a rate of its own (gpt1/methods.py) has its key, finetune.<method>_lr, from its registry entry.
-_FinetuneRates = create_model(
-    "_FinetuneRates", __base__=_FinetuneMethods, __module__=__name__,
-    **{own_rate_key(name): (Annotated[Optional[float], Role(stages=("finetune",))],
-                            Field(gt=0, lt=1, description=f"the {name} method's rate (None: finetune.lr)"))
-       for name, entry in METHODS.items() if entry.own_rate})
-
-
-class FinetuneParams(_FinetuneRates):
+class FinetuneParams(_FinetuneMethods):
     """The paper: lr 6.25e-5, batch 32, 3 epochs, warmup 0.2 % then linear decay, λ 0.5, dropout 0.1.
 
     A method's rate and λ reach a run's fingerprint through the method it resolves to (gpt1/methods.py), the row
@@ -212,12 +201,12 @@ class AnalysisParams(Section):
     """Figure 2 (left): fine-tune with only the first k pretrained blocks transferred; and transfer over
     pretraining: fine-tune `full` from earlier pretraining checkpoints. Both run layer_transfer_seeds."""
 
-    layer_transfer_tasks: list[str] = Field(min_length=1)
-    layer_transfer_layers: Annotated[list[int], Role(stages=("layer-transfer",))] = Field(
+    layer_transfer_tasks: Annotated[list[str], Role(stages=("layer-figure",))] = Field(min_length=1)
+    layer_transfer_layers: Annotated[list[int], Role(stages=("layer-transfer", "layer-figure"))] = Field(
         min_length=1, description="values of k the layer_transfer stage trains, 0 ... model.n_layer - 1; the "
         "k = model.n_layer point is the finetune stage's `full` run")
     layer_transfer_seeds: Annotated[list[Seed], Role(
-        stages=("layer-transfer", "transfer-curve", "transfer-figure"))] = Field(min_length=1)
+        stages=("layer-transfer", "transfer-curve", "layer-figure", "transfer-figure"))] = Field(min_length=1)
     transfer_curve_tasks: Annotated[list[str], Role(stages=("transfer-figure",))] = Field(
         min_length=1, description="tasks fine-tuned from earlier pretraining checkpoints")
     transfer_curve_steps: Annotated[list[Annotated[int, Field(ge=1)]], Role(
@@ -241,14 +230,25 @@ class Params(Section):
     model: Annotated[TransformerParams, Role(stages=("finetune",))]
     lstm: LstmParams
     pretrain: PretrainParams
+    # Table 5's methods by name (a name is part of paths and stage names: letters, digits, _). A fine-tuning job lists
+    # its own method's entry (gpt1/params/method_section.py); the ablation reads every entry's label and finding.
+    methods: Annotated[dict[str, MethodParams], Role(stages=("ablation",))] = Field(min_length=1)
     finetune: FinetuneParams
-    analysis: Annotated[AnalysisParams, Role(stages=("layer-figure",))]
+    analysis: AnalysisParams
 
     @model_validator(mode="after")
     def _analysis_fits(self) -> "Params":
         if not PretrainSchedule.of(self.pretrain, TRANSFORMER).pretrains and not self.pretrain.init_from:
             raise ValueError("pretrain.max_steps is 0 but pretrain.init_from is not set: nothing would be trained")
-        lstm_methods = [name for name in self.finetune.methods if METHODS[name].starts_from == LSTM]
+        if named := [name for name in self.methods if not re.fullmatch(r"[A-Za-z0-9_]+", name)]:
+            raise ValueError(f"methods: rename {', '.join(map(repr, named))} with letters, digits and _ only (a "
+                             "method's name is part of its stages' names and of the paths they write)")
+        if FULL not in self.methods:
+            raise ValueError(f"the methods section has no entry {FULL}: Table 5 compares every other method with it")
+        if unknown := [name for name in self.finetune.methods if name not in self.methods]:
+            raise ValueError(f"finetune.methods names {', '.join(unknown)}, which the methods section has no entry "
+                             f"for: add one, or use one of {', '.join(self.methods)}")
+        lstm_methods = [name for name in self.finetune.methods if self.methods[name].starts_from == LSTM]
         if lstm_methods and unpretrained(self.pretrain, LSTM):
             raise ValueError("finetune.methods lists lstm, but pretrain.max_steps is 0 (the Transformer's weights as "
                              "init_from gives them) and the LSTM has no released weights: set pretrain.lstm.max_steps "
@@ -260,7 +260,7 @@ class Params(Section):
 
 
 # Keys that an older params.yaml spells by their former name: the error says the new one.
-RENAMED = {"finetune.variants": "finetune.methods"}
+RENAMED = {"finetune.variants": "finetune.methods", "finetune.no_pretrain_lr": "methods.no_pretrain.lr"}
 
 
 def _format_error(error: ValidationError, source: str) -> str:

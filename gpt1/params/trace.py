@@ -18,11 +18,22 @@ from gpt1.params.schema import Section
 ENVIRONMENT = "GPT1_PARAMS_TRACE"
 
 
+def _sections(value) -> dict[str, BaseModel] | None:
+    """The sections inside a field's value, by the name that continues its key: the value itself (""), or each entry
+    of a mapping of sections (params' `methods`: a method's keys are methods.<name>.<key>); None for a plain value."""
+    if isinstance(value, BaseModel):
+        return {"": value}
+    if isinstance(value, dict) and value and all(isinstance(item, BaseModel) for item in value.values()):
+        return {f"{key}.": item for key, item in value.items()}
+    return None
+
+
 def _leaves(section: BaseModel, prefix: str) -> list[str]:
     keys = []
     for name in type(section).model_fields:
-        value = section.__dict__[name]
-        keys += _leaves(value, f"{prefix}{name}.") if isinstance(value, BaseModel) else [prefix + name]
+        inner = _sections(section.__dict__[name])
+        keys += [prefix + name] if inner is None else [
+            key for entry, item in inner.items() for key in _leaves(item, f"{prefix}{name}.{entry}")]
     return keys
 
 
@@ -34,9 +45,8 @@ def record_reads(params: BaseModel) -> set[str]:
     def walk(section: BaseModel, prefix: str) -> None:
         prefixes[id(section)] = prefix
         for name in type(section).model_fields:
-            value = section.__dict__[name]
-            if isinstance(value, BaseModel):
-                walk(value, f"{prefix}{name}.")
+            for entry, item in (_sections(section.__dict__[name]) or {}).items():
+                walk(item, f"{prefix}{name}.{entry}")
 
     walk(params, "")
     read: set[str] = set()
@@ -45,7 +55,7 @@ def record_reads(params: BaseModel) -> set[str]:
     def getattribute(self, name):
         value = plain_getattribute(self, name)
         prefix = prefixes.get(id(self))
-        if prefix is not None and name in type(self).model_fields and not isinstance(value, BaseModel):
+        if prefix is not None and name in type(self).model_fields and _sections(value) is None:
             read.add(prefix + name)
         return value
 

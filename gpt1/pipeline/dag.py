@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from gpt1.errors import UserError
+from gpt1.layout import CODE_FINGERPRINTS
 from gpt1.pipeline.stage_table import STAGES, StageSpec, command_of, job_log
 
 _REFERENCE = re.compile(r"\$\{\s*([^${}]+?)\s*\}")
@@ -191,13 +192,19 @@ def templates(dvc_yaml: Path | str, params: dict) -> list[Template]:
     return result
 
 
+def is_code_fingerprint(path: str) -> bool:
+    """Whether a dependency is a stage's code fingerprint (every stage has one, from user_files)."""
+    return Path(path).parent == CODE_FINGERPRINTS
+
+
 def stage_edges(stages: list[Stage]) -> list[tuple[str, str]]:
     """(upstream, downstream) between declared stages (`finetune`, not `finetune@full`): downstream depends on a
-    path upstream writes, inside it or around it. In declaration order."""
+    path upstream writes, inside it or around it; the code fingerprints, which every stage reads from user_files, are
+    left out, so that the edges show how the data flows. In declaration order."""
     declared = list(dict.fromkeys(stage.declared for stage in stages))
     found = set()
     for downstream in stages:
-        for dep in downstream.deps:
+        for dep in (dep for dep in downstream.deps if not is_code_fingerprint(dep)):
             for upstream in stages:
                 if any(dep == out or out.startswith(dep.rstrip("/") + "/") or dep.startswith(out.rstrip("/") + "/")
                        for out in upstream.outs):
@@ -241,7 +248,9 @@ def stage_table_markdown(templates: list[Template]) -> str:
         jobs = f"{len(template.instances)} ({' × '.join(template.wildcards)})" if template.wildcards else "1"
         command = template.command.replace("{wildcards.", "{")
         reads = _listed([dep for dep in template.deps if dep.startswith(("data/", "results/"))])
-        writes = _listed(list(template.outs))
+        prints = [out for out in template.outs if is_code_fingerprint(out)]
+        writes = _listed([out for out in template.outs if not is_code_fingerprint(out)]) + (
+            f", `{CODE_FINGERPRINTS}/<stage>.txt`" if prints else "")
         help_text = template.spec.help.replace("|", "\\|").replace("*", "\\*")
         lines.append(f"| {template.name} | {jobs} | `{command}` | {help_text} | {reads} | {writes} |")
     return "\n".join(lines) + "\n"

@@ -1,6 +1,7 @@
 """dvc.yaml's text, from the rows of gpt1/pipeline/stage_table.py: each row becomes its stage's entry (the command
 with an option per job axis, a matrix or foreach over the axes, its help as `desc`, its data dependencies then the
-gpt1 modules it imports (gpt1/pipeline/code_deps.py), its params and outputs), and each note a YAML comment.
+file that fingerprints the code it runs (gpt1/pipeline/code_fingerprint.py), its params and outputs), and each note
+a YAML comment.
 
 Written by hand-rolled YAML rather than yaml.dump, so that the comments stay beside what they explain and the file
 keeps the project's layout; the text parses to the entries built here (tests/test_dag.py resolves it as DVC does).
@@ -11,12 +12,11 @@ from __future__ import annotations
 
 import json
 import textwrap
-from functools import cache
 from pathlib import Path
 
 import yaml
 
-from gpt1.pipeline import code_deps
+from gpt1 import layout
 from gpt1.pipeline.stage_spec import KEY, Entry, Out, StageSpec, each, flag
 from gpt1.pipeline.stage_table import METRICS, PLOTS, STAGES, module_name
 
@@ -24,20 +24,20 @@ WIDTH = 120  # the longest line; a note that would run past it goes above its en
 OUTPUT_KINDS = ("outs", "metrics", "plots")
 
 
-def text(root: Path) -> str:
-    """dvc.yaml's stages, then its top-level plots and metrics, for the project at `root` (where the stages' modules
-    are read for their imports)."""
-    imports = cache(lambda module: code_deps.imports_of(root, module))  # each module parsed once for every stage
+def text() -> str:
+    """dvc.yaml's stages, then its top-level plots and metrics."""
     stages = []
     for command, spec in STAGES.items():
-        name = module_name(command)
-        stages.append("\n".join(lines({name: entry(command, spec, code_deps.code_of(root, name, imports))}, 2)))
+        # A stage DVC runs every time needs no code dependency; every other depends on its code's fingerprint.
+        code = [] if spec.always_changed else [str(layout.code_fingerprint(module_name(command)))]
+        stages.append("\n".join(lines({module_name(command): entry(command, spec, code)}, 2)))
     top = ["\n".join(lines({"plots": PLOTS}, 0)), "\n".join(lines({"metrics": METRICS}, 0))]
     return "\n\n".join(["stages:\n" + "\n\n".join(stages), *top]) + "\n"
 
 
 def entry(command: str, spec: StageSpec, code: list[str]) -> dict:
-    """A stage's dvc.yaml entry; `code`: the gpt1 files it runs, listed after its data dependencies."""
+    """A stage's dvc.yaml entry; `code`: the file fingerprinting the code it runs, listed after its data
+    dependencies."""
     foreach = [values for values in spec.jobs.values() if isinstance(values, dict)]
     if foreach and len(spec.jobs) > 1:
         raise ValueError(f"stage {command}: a foreach has one axis, its key; spell the others as matrix axes")
@@ -45,7 +45,8 @@ def entry(command: str, spec: StageSpec, code: list[str]) -> dict:
     body = {"desc": spec.help, "cmd": " ".join(["gpt1", command, *options])}
     if spec.always_changed:
         body["always_changed"] = True
-    body["deps"] = [*spec.deps, *code]
+    if spec.deps or code:
+        body["deps"] = [*spec.deps, *code]
     if spec.params:
         body["params"] = list(spec.params)
     for kind in OUTPUT_KINDS:

@@ -1,10 +1,10 @@
 """What is derived rather than kept by hand, so that it cannot drift: dvc.yaml, from the rows of
-gpt1/pipeline/stage_table.py, the settings' roles (gpt1/params/roles.py) and each stage's imports
-(gpt1/pipeline/dvc_yaml.py, gpt1/pipeline/code_deps.py), then the documentation drawn from dvc.yaml and the stage
-table for the default params: the README's Mermaid drawing of the DAG (`dag.drawing`) and docs/pipeline.md's table of
-stages (`dag.stage_table_markdown`).
-`python -m gpt1.pipeline.generated` rewrites all three in place; tests/test_dag.py fails while any differs from what
-it would write.
+gpt1/pipeline/stage_table.py and the settings' roles (gpt1/params/roles.py; gpt1/pipeline/dvc_yaml.py); each stage's
+code fingerprint, from the modules its imports reach (gpt1/pipeline/code_fingerprint.py); then the documentation
+drawn from dvc.yaml and the stage table for the default params: the README's Mermaid drawing of the DAG
+(`dag.drawing`) and docs/pipeline.md's table of stages (`dag.stage_table_markdown`).
+`python -m gpt1.pipeline.generated` rewrites them in place; tests/test_dag.py fails while any differs from what it
+would write.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import yaml
 from gpt1.files.atomic import write_text_if_changed
 from gpt1.params.files import compose_raw
 from gpt1.params.schema import parse_params
-from gpt1.pipeline import dag, dvc_yaml
+from gpt1.pipeline import code_fingerprint, dag, dvc_yaml
 
 REGENERATE = "python -m gpt1.pipeline.generated"
 DVC_YAML_HEADER = (
-    "# Generated from gpt1/pipeline/stage_table.py, a row per stage, each with the gpt1 modules its stage imports as\n"
-    f"# code dependencies (gpt1/pipeline/code_deps.py) and as params the settings whose role names it (the schema's):\n"
-    f"# edit the rows or the roles, then run `{REGENERATE}`.\n"
+    "# Generated from gpt1/pipeline/stage_table.py, a row per stage, each depending on the fingerprint of the code it\n"
+    "# runs (code_fingerprints/, gpt1/pipeline/code_fingerprint.py) and with the settings whose role names it as params\n"
+    f"# (the schema's): edit the rows or the roles, then run `{REGENERATE}`.\n"
     "# DVC runs it as it is; workflow/Snakefile builds one Snakemake rule per stage from it (gpt1/pipeline/dag.py\n"
     "# resolves foreach/matrix and ${...} as DVC does; tests/test_dag.py checks both).\n")
 # Each generated part of a page sits between two markers; the rest of the page is prose, written by hand and kept.
@@ -36,9 +36,9 @@ STAGE_TABLE = (f"<!-- generated from gpt1/pipeline/stage_table.py: edit it, then
 DIGEST = "# sha256 of the rest of this file, as written: "
 
 
-def dvc_yaml_text(root: Path) -> str:
-    """dvc.yaml as the rows and the stages' imports at `root` give it."""
-    body = DVC_YAML_HEADER + dvc_yaml.text(root)
+def dvc_yaml_text() -> str:
+    """dvc.yaml as the rows give it."""
+    body = DVC_YAML_HEADER + dvc_yaml.text()
     return f"{DIGEST}{hashlib.sha256(body.encode()).hexdigest()}\n{body}"
 
 
@@ -51,7 +51,7 @@ def edited_by_hand(text: str) -> bool:
 def write_dvc_yaml(root: Path) -> None:
     """dvc.yaml from the rows; a file edited by hand is written over only where the edit changes none of its stages
     (comments, layout), and otherwise stops with what to do, the file as it was."""
-    path, text = root / "dvc.yaml", dvc_yaml_text(root)
+    path, text = root / "dvc.yaml", dvc_yaml_text()
     if path.is_file():
         before = path.read_text(encoding="utf-8")
         if before != text and edited_by_hand(before) and yaml.safe_load(before) != yaml.safe_load(text):
@@ -85,6 +85,7 @@ def split(text: str, markers: tuple[str, str]) -> tuple[str, str, str]:
 
 def main(root: Path = Path(".")) -> None:
     write_dvc_yaml(root)  # first: the drawing and the table are read from it
+    code_fingerprint.refresh(root)
     for page, (markers, part) in generated(root).items():
         before, _, after = split(page.read_text(encoding="utf-8"), markers)
         write_text_if_changed(page, before + part + after)

@@ -18,7 +18,9 @@ from pathlib import Path
 from gpt1 import layout
 from gpt1.kinds import KINDS, LSTM, TRANSFORMER
 from gpt1.layout import LOGS
+from gpt1.methods import FULL
 from gpt1.params.files import DEFAULT_PARAMS
+from gpt1.params.method_section import job_keys
 from gpt1.params.roles import declared
 from gpt1.params.schema import Params
 from gpt1.pipeline.stage_spec import ITEM, KEY, Entry, OneOff, Out, StageSpec, each, flag
@@ -40,7 +42,7 @@ def dvclive_plots(kind: str) -> Path:
 
 STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
     "user-files": StageSpec(
-        "fingerprint the files behind params' paths (local_paths, user_tasks, user_corpus, import_from, init_from)",
+        "fingerprint each stage's code, and the files behind params' paths (user data, import_from, init_from)",
         why="Files behind paths in params live outside the project, where DVC sees only the path strings: this stage "
             "fingerprints them on every run (always_changed) and rewrites a fingerprint only when it changes, so a "
             "replaced file re-runs exactly the stages that read it (gpt1/stages/user_files.py). It checks the user's "
@@ -48,7 +50,7 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
             "its own fingerprints persist (DVC leaves them in place while it runs).",
         always_changed=True,
         outputs=tuple(Out(layout.user_files_record(setting), cache=False, persist=True)
-                      for setting in ("local_paths", "user_data", "import_from", "init_from"))),
+                      for setting in ("local_paths", "user_data", "import_from", "init_from"))),  # and the code's
     "download": StageSpec(
         "fetch the corpus and task files (sha256-pinned, cached)",
         deps=(layout.user_files_record("local_paths"),),
@@ -176,9 +178,13 @@ STAGES: dict[str, StageSpec] = {  # by command, in the pipeline's order
 
 
 def declared_params(command: str, params: type[Params] = Params) -> tuple[str | Entry, ...]:
-    """The settings whose role in the schema names stage `command` (gpt1/params/roles.py), in the schema's order."""
-    return tuple(key if role.note(command) is None else Entry(key, role.note(command))
+    """The settings whose role in the schema names stage `command` (gpt1/params/roles.py), in the schema's order,
+    then the fields of the one method's entry its job reads (gpt1/params/method_section.py): its own method's where
+    its jobs differ by method, else full's."""
+    method = METHOD if "method" in STAGES[command].jobs else FULL
+    keys = tuple(key if role.note(command) is None else Entry(key, role.note(command))
                  for key, role in declared(params) if command in role.stages)
+    return keys + job_keys(command, method)
 
 
 # A row lists only the params its jobs differ by; every setting declares the stages it shapes in the schema and is
@@ -212,6 +218,19 @@ def module_name(command: str) -> str:
     """The stage's module under gpt1.stages, also its dvc.yaml name: `encode-task` -> `encode_task`."""
     return command.replace("-", "_")
 
+
+def _with_code_fingerprints(spec: StageSpec) -> StageSpec:
+    """user-files' row with the code fingerprint of every other stage among its outputs: it refreshes them each run
+    (gpt1/pipeline/code_fingerprint.py), before DVC reaches the stages that depend on them. Tracked with git (not
+    cached), and kept in place while it runs."""
+    note = ("Each stage's code fingerprint, refreshed here on every run so that a code edit shows before any stage "
+            "runs (gpt1/pipeline/code_fingerprint.py); committed with the code.")
+    prints = [Out(layout.code_fingerprint(module_name(command)), cache=False, persist=True)
+              for command, row in STAGES.items() if not row.always_changed]
+    return replace(spec, outputs=(*spec.outputs, replace(prints[0], note=note), *prints[1:]))
+
+
+STAGES["user-files"] = _with_code_fingerprints(STAGES["user-files"])
 
 def command_of(stage_name: str) -> str:
     """The command of a dvc.yaml stage (`finetune@full` -> `finetune`)."""

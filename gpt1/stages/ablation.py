@@ -14,12 +14,12 @@ from gpt1.params.schema import Params
 from gpt1.data.records import TaskSpec
 from gpt1.data.task_data import training_rows
 from gpt1.errors import UserError
-from gpt1.eval.analysis import (MAJORITY_CLASS, NOT_ABOVE_MAJORITY, ONE_SEED, PAPER_TABLE_5, baseline_markdown,
-                                interval_markdown, markdown_table, ablation_table, against_baselines, baseline_finding,
+from gpt1.eval.analysis import (MAJORITY_CLASS, NOT_ABOVE_MAJORITY, ONE_SEED, baseline_markdown,
+                                interval_markdown, markdown_table, ablation_table, paper_table, against_baselines, baseline_finding,
                                 findings, interval_frame, majority_checks, majority_finding, majority_markdown,
                                 method_intervals, not_above_majority, read_baselines)
 from gpt1.eval.intervals import BOUND_SD, EDGE_SDS, MAX_RESAMPLES, RESAMPLES, AgainstMajority
-from gpt1.methods import METHODS
+from gpt1.eval.analysis import Methods
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def stand_ins_line(specs: dict) -> str:
             (f"; your own tasks: {', '.join(own)}." if own else "."))
 
 
-def majority_lines(checks: dict[str, dict[str, AgainstMajority]]) -> tuple[list[str], list[str]]:
+def majority_lines(checks: dict[str, dict[str, AgainstMajority]], methods: Methods) -> tuple[list[str], list[str]]:
     """ablation.md's lines on the majority class: Table 5's footnote and, under the intervals, each method's
     difference with its one-sided bound; none without a task with classes."""
     if not any(checks.values()):
@@ -44,7 +44,7 @@ def majority_lines(checks: dict[str, dict[str, AgainstMajority]]) -> tuple[list[
              f"examples and the method's seeds]. \"above\": the bound is above 0; \"not above\" "
              f"({NOT_ABOVE_MAJORITY} in Table 5): it is not; \"at the edge\" ({NOT_ABOVE_MAJORITY} too): it lies "
              "within two of its Monte-Carlo deviations of 0.",
-             "", majority_markdown(checks), ""]
+             "", majority_markdown(checks, methods), ""]
     return footnote, table
 
 
@@ -58,24 +58,25 @@ def one_seed_lines(intervals: dict) -> list[str]:
 
 def ablation_markdown(mean: pd.DataFrame, std: pd.DataFrame, intervals: dict, comparison: pd.DataFrame,
                       specs: dict[str, TaskSpec], seeds_run: int, finetune_caps: int | None,
-                      train_sizes: dict[str, int], checks: dict[str, dict[str, AgainstMajority]]) -> str:
+                      train_sizes: dict[str, int], checks: dict[str, dict[str, AgainstMajority]],
+                      methods: Methods) -> str:
     """results/ablation.md: Table 5 (ours beside the paper's; a score not above the majority class marked), the
     differences' intervals and each method against the majority class, the baselines and the findings."""
     metric_names = ", ".join(f"{task}: {spec.primary_metric}" for task, spec in specs.items())
-    footnote, majority_table = majority_lines(checks)
-    finding = majority_finding(checks)
+    footnote, majority_table = majority_lines(checks, methods)
+    finding = majority_finding(checks, methods)
     return "\n".join([
         "# Table 5, reproduced at this profile's scale",
         "",
         f"Ours: test scores ×100, mean ± std over {seeds_run} seeds ({metric_names}); "
         f"fine-tuning on at most {finetune_caps or 'all'} training examples per task.",
         "",
-        markdown_table(mean, std, not_above_majority(checks)),
+        markdown_table(mean, methods, std, not_above_majority(checks)),
         "",
         *footnote,
         "The paper (Table 5, GLUE dev/test, 117M model pretrained on BooksCorpus):",
         "",
-        markdown_table(PAPER_TABLE_5),
+        markdown_table(paper_table(methods), methods),
         "",
         stand_ins_line(specs),
         "",
@@ -90,7 +91,7 @@ def ablation_markdown(mean: pd.DataFrame, std: pd.DataFrame, intervals: dict, co
         "deviations are in ablation_intervals.csv); \"at the edge\": a bound lies within "
         f"{EDGE_SDS:g} of its deviations of 0, so another draw could move it across.",
         "",
-        interval_markdown(intervals, list(mean.columns)),
+        interval_markdown(intervals, list(mean.columns), methods),
         "",
         *one_seed_lines(intervals),
         *majority_table,
@@ -104,17 +105,17 @@ def ablation_markdown(mean: pd.DataFrame, std: pd.DataFrame, intervals: dict, co
         "",
         "## Findings",
         "",
-        *[f"- {sentence}" for sentence in [*findings(mean, intervals, train_sizes), baseline_finding(comparison),
+        *[f"- {sentence}" for sentence in [*findings(mean, intervals, train_sizes, methods), baseline_finding(comparison),
                                             *([finding] if finding else [])]],
         "",
     ])
 
 
 def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: list[int],
-                 finetune_caps: int | None) -> pd.DataFrame:
+                 finetune_caps: int | None, methods: Methods) -> pd.DataFrame:
     """Reads scores_summary.csv (evaluate's means and spreads over seeds), baselines.json and the finetune runs'
     test predictions under `results_dir`; writes ablation.csv (means), ablation_std.csv, ablation_intervals.csv,
-    ablation_baselines.csv and ablation.md beside them."""
+    ablation_baselines.csv and ablation.md beside them. `methods`: Table 5's methods in its order, by name."""
     files = layout.Results(results_dir)
     summary_csv, baselines_json, out_md = files.scores_summary, files.baselines, files.ablation_markdown
     out_csv, out_std_csv, out_intervals_csv, out_baselines_csv = (
@@ -124,7 +125,7 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
     baselines = read_baselines(baselines_json, tasks)
     summary = pd.read_csv(summary_csv)
     specs = {task: TaskSpec.from_file(layout.task_spec(task, tasks_dir)) for task in tasks}
-    mean, std = ablation_table(summary, specs)
+    mean, std = ablation_table(summary, specs, methods)
     train_sizes = {task: training_rows(task, tasks_dir, finetune_caps) for task in tasks}
     # every digit: a page or table that rounds these rounds the value itself, never a rounding of it
     with atomic_path(out_csv) as temporary:
@@ -138,13 +139,13 @@ def run_ablation(results_dir: Path, tasks_dir: Path, tasks: list[str], seeds: li
     comparison = against_baselines(mean, baselines, specs)
     with atomic_path(out_baselines_csv) as temporary:
         comparison.to_csv(temporary, index=False)
-    seeds_run = summary[summary.method.isin(list(METHODS))]["seeds"].max()
+    seeds_run = summary[summary.method.isin(list(methods))]["seeds"].max()
     atomic_write_text(out_md, ablation_markdown(mean, std, intervals, comparison, specs, seeds_run, finetune_caps,
-                                                train_sizes, checks))
+                                                train_sizes, checks, methods))
     log.info("ablation table:\n%s", mean.to_string())
     return mean
 
 
 def main(args, params: Params) -> None:
     run_ablation(layout.RESULTS, layout.TASKS, params.data.scored_tasks, params.finetune.seeds,
-                 params.finetune.max_train_examples)
+                 params.finetune.max_train_examples, {name: params.methods[name] for name in params.finetune.methods})

@@ -11,14 +11,13 @@ from gpt1 import layout
 from gpt1.params.schema import Params
 from gpt1.errors import UserError
 from gpt1.pipeline.one_off import one_off, one_off_commands
-from gpt1.methods import METHODS, resolve
+from gpt1.methods import resolve
 
 ONE_OFF = layout.ONE_OFF / layout.FINETUNE
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--method", dest="method", choices=list(METHODS), required=True,
-                        help="a method of gpt1/methods.py")
+    parser.add_argument("--method", dest="method", required=True, help="an entry of params.yaml's `methods`")
     parser.add_argument("--task", required=True, help="a task of data.tasks (its tokens: `gpt1 encode-task`)")
     parser.add_argument("--seed", type=int, default=None,
                         help=f"run this seed only, into {ONE_OFF}/<method>/<task>/seed<S> (default: every seed of "
@@ -31,7 +30,7 @@ def main(args, params: Params) -> None:
     from gpt1.train.seed_state import job_state
     from gpt1.train.starting_weights import check
 
-    method = resolve(args.method, params.finetune)  # once: the library is handed the method, never its name
+    method = resolve(args.method, params)  # once: the library is handed the method, never its name
     task, trained = args.task, params.data.model_of(args.task)
     if trained is not None:
         raise UserError(f"--task {task} is scored with {trained}'s fine-tuned models, by {trained}'s job: run "

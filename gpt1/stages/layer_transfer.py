@@ -29,6 +29,6 @@ def main(args, params: Params) -> None:
                                         params.analysis.layer_transfer_seeds)
     runs = {layers: layout.layer_transfer_runs(args.task, layers, root) for layers in depths}
     run_seeds_over("transfer_layers", runs, FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(args.task)),
-                   resolve(FULL, params.finetune), seeds, pretrain_dir=layout.PRETRAIN,
+                   resolve(FULL, params), seeds, pretrain_dir=layout.PRETRAIN,
                    job=layout.layer_transfer_task(args.task, root), what="layer transfer",
                    reproduce=one_off_commands(args))

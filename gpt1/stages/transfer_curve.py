@@ -51,6 +51,6 @@ def main(args, params: Params) -> None:
                                        params.analysis.layer_transfer_seeds)
     runs = {step: layout.transfer_curve_runs(args.task, step, root) for step in steps}
     run_seeds_over("pretrain_step", runs, FinetuneSettings.of(params), TaskTokens.load(layout.task_tokens(args.task)),
-                   resolve(FULL, params.finetune), seeds, pretrain_dir=layout.PRETRAIN,
+                   resolve(FULL, params), seeds, pretrain_dir=layout.PRETRAIN,
                    job=layout.transfer_curve_task(args.task, root), what="the transfer curve",
                    reproduce=one_off_commands(args))

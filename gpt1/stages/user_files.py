@@ -9,6 +9,11 @@ it. DVC runs it on every `dvc repro` (always_changed) and re-runs a reader only 
 Snakemake re-runs it when one of the files is newer than its output. A fingerprint is rewritten only when
 its content changes, so an unchanged one never looks new.
 
+It also refreshes each stage's code fingerprint (code_fingerprints/<stage>.txt, gpt1/pipeline/code_fingerprint.py),
+which the stage depends on in place of its modules: DVC reaches the other stages only after this one, so a code edit
+re-runs exactly the stages that run the edited code, and `dvc repro user_files` followed by `dvc status` names them
+before anything expensive runs.
+
 It also checks the user's own data, every file of the selected data.user_tasks and data.user_corpus read as
 `prepare` reads them (gpt1/data/user_tasks.py's check_files): a bad file stops the pipeline here, before DVC or
 Snakemake removes the outputs of `prepare` to run it, and this stage's own outputs are kept in place while it runs
@@ -27,6 +32,7 @@ from gpt1.params.schema import Params
 from gpt1.data.user_paths import corpus_files, corpus_root, selected_paths
 from gpt1.data.user_tasks import check_files
 from gpt1.files.digests import sha256_of
+from gpt1.pipeline import code_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +76,10 @@ def fingerprint(paths: dict[str, str]) -> dict[str, dict[str, str]]:
     return prints
 
 
-def main(args, params: Params, out: Path = layout.USER_FILES) -> None:
+def main(args, params: Params, out: Path = layout.USER_FILES, root: Path = Path(".")) -> None:
     check_files(params.data)
+    if changed := code_fingerprint.refresh(root):
+        log.info("code changed for %d stage(s), which re-run: %s", len(changed), ", ".join(changed))
     for setting, paths in paths_by_setting(params).items():
         path = layout.user_files_record(setting, out)
         if write_text_if_changed(path, json.dumps(fingerprint(paths), indent=2, sort_keys=True) + "\n"):

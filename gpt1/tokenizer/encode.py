@@ -1,12 +1,11 @@
 """Corpus encoding: corpus splits -> flat binary token arrays that pretraining memory-maps (for the `tokenize`
-stage).
+stage; gpt1/files/tokens_meta.py reads them back).
 
 Documents are concatenated (GPT-1 trains on contiguous text), separated by GPT-1's line-break token.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from pathlib import Path
@@ -24,17 +23,6 @@ SPLITS = ("train", "val")
 
 def token_dtype(vocab_size: int) -> np.dtype:
     return np.dtype(np.uint16) if vocab_size <= np.iinfo(np.uint16).max + 1 else np.dtype(np.uint32)
-
-
-def load_tokens(folder: Path, split: str) -> np.memmap:
-    """Memory-map a split written by this stage (numpy cannot map an empty file: that is said in one line)."""
-    meta = json.loads((Path(folder) / "meta.json").read_text())
-    path = Path(folder) / f"{split}.bin"
-    if path.is_file() and path.stat().st_size == 0:
-        raise UserError(f"{path} holds no tokens: the corpus's {split} split is empty; give the corpus more text "
-                        "(data.corpus, data.local_paths.books) or raise data.corpus_val_fraction, then re-run from "
-                        "`gpt1 prepare`")
-    return np.memmap(path, dtype=np.dtype(meta["dtype"]), mode="r")
 
 
 def encoders(bpe: Gpt1Bpe, dtype: np.dtype, count: int | None = None) -> Workers:

@@ -4,7 +4,7 @@ transfer-curve jobs, which vary one setting), one seed (`run_seed`), its startin
 evaluation and files (predictions, metrics, model card, weights).
 
 AdamW (decay only on >= 2-D weights), linear warmup over `warmup_fraction` of the updates then linear
-decay to 0, gradient clipping, classifier dropout, L3 = L2 + λ·L1. The method (one of Table 5's, gpt1/methods.py)
+decay to 0, gradient clipping, classifier dropout, L3 = L2 + λ·L1. The method (one of Table 5's, an entry of params' `methods`)
 comes resolved by the stage: its starting model, λ and learning rate travel as one object.
 `transfer_layers=k` (Figure 2, left) keeps the embeddings and the first k pretrained blocks and
 re-initialises the rest; k = n_layer draws nothing and is byte for byte the `full` run. `pretrain_step=S`
@@ -45,7 +45,7 @@ from gpt1.files.digests import sha256_of
 from gpt1.kinds import TRANSFORMER
 from gpt1.layout import (RUN_CARD, RUN_METRICS, RUN_WEIGHTS, kept_checkpoints, pretrained_model, pretraining_checkpoint,
                          run_predictions, seed_run, training_state)
-from gpt1.methods import ResolvedMethod, rate_key
+from gpt1.methods import ResolvedMethod
 from gpt1.model.heads import Batch, TaskModel, collate
 from gpt1.model.lm import GPT1, LanguageModel, build_model, load_model
 from gpt1.model.task_checkpoint import TaskRun, save_task_model
@@ -260,7 +260,7 @@ def _signature(prepared: Prepared, method: ResolvedMethod, seed: int, model, n_c
     return fingerprint({
         "finetune": {key: getattr(settings, key) for key in keys_with(type(settings), lambda role: role.resume)},
         "sample_seed": prepared.settings.sample_seed,
-        "method": asdict(method), "rate_key": rate_key(method.name, settings), "seed": seed,
+        "method": asdict(method), "seed": seed,
         "transfer_layers": transfer_layers, "pretrain_step": pretrain_step, "save_weights": save_weights,
         "model": asdict(model.config), "n_ctx": n_ctx, "reproduce": reproduce,
         "starting_weights": None if weights is None else prepared.weights_digest(weights),
@@ -365,7 +365,7 @@ def train(task_model: TaskModel, examples: Sequence[EncodedExample], settings: F
     save_interval = settings.save_interval
     state = TrainingState.start(task_model, task_model.parameter_groups(settings.weight_decay), method.lr,
                                 settings.betas, settings.eps, lambda step: warmup_linear(step, total, warmup),
-                                label=label, knobs=f"{rate_key(method.name, settings)} (or finetune.grad_clip)")
+                                label=label, knobs=f"{method.rate_key} (or finetune.grad_clip)")
     autocast = precision.autocast(device, settings.dtype, many_shapes=True)
     generator = torch.Generator().manual_seed(seed)
     runtime = distributed.Runtime(rank=0, world_size=1, local_rank=0, device=device)

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 
 from gpt1.data.records import SPLITS, TaskSpec
-from gpt1.methods import ResolvedMethod, rate_key
+from gpt1.methods import ResolvedMethod
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.params.roles import keys_with
 from gpt1.params.schema import FinetuneParams
@@ -63,7 +63,7 @@ def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: 
         f"Rows used: samples seeded by the project seed ({sample_seed}), kept in file order, the same for every "
         "method and seed (train: `max_train_examples`, dev/test: `max_eval_examples`).", "",
         "## Fine-tuning parameters (params.yaml `finetune:`)",
-        f"- learning rate: {card.method.lr:g} (`{rate_key(card.method.name, finetune)}`)",
+        f"- learning rate: {card.method.lr:g} (`{card.method.rate_key}`)",
         f"- `{json.dumps({name: getattr(finetune, name) for name in card_settings(finetune)}, sort_keys=True)}`", "",
         "## Training (mean loss per epoch)", "| epoch | L3 | L2 (task) | L1 (LM) |", "|---|---|---|---|",
         *(f"| {i} | {h['loss']} | {h['task_loss']} | {h['lm_loss']} |" for i, h in enumerate(card.history, 1)), "",
@@ -79,7 +79,7 @@ def model_card(card: RunCard, finetune: FinetuneParams, sample_seed: int, data: 
 def _library_call(card: RunCard) -> str:
     """The call that runs this seed alone, for a run the library was called for (a stage spells its command). A task
     scored with another's model is written by that task's run, so the call is that run's."""
-    method = f"resolve({card.method.name!r}, params.finetune)"
+    method = f"resolve({card.method.name!r}, params)"
     if card.model_of:
         return (f"gpt1.train.finetune.run_seeds(FinetuneSettings.of(params), <{card.model_of}'s tokens>, {method}, "
                 f"[{card.seed}], scored_too=[(<{card.task}'s tokens>, <its runs folder>)], ...)")

@@ -46,7 +46,7 @@ from gpt1.layout import CHECKPOINTS, MODEL_FILE, checkpoint_file, kept_checkpoin
 from gpt1.train.lr_schedules import warmup_cosine
 from gpt1.train.model_configs import model_config
 from gpt1.model.weights import initial_weights
-from gpt1.tokenizer.encode import load_tokens
+from gpt1.files.tokens_meta import load_tokens
 from gpt1.errors import UserError
 from gpt1.kinds import TRANSFORMER
 from gpt1.model.lm import LanguageModel, TransformerConfig, build_model, save_model

@@ -14,8 +14,9 @@ a seed also keeps, in a state folder outside those outputs (the stage names it w
 A retry copies a finished seed's folders back instead of training it again, and resumes an unfinished one at its
 saved update; both only where the fingerprint matches: a digest of everything that shapes the seed's files (the
 fine-tuning settings it reads, its method and seed, the model it starts from and that model's weights, the tasks'
-tokens, the command its card names, the gpt1 code), so a changed param or a changed program never reuses stale
-work. The stage removes its job's state once every seed of the job is done (`job_state`).
+tokens, the command its card names, and the fingerprint of the code the fine-tuning stages run, which leaves out
+comments and docstrings: gpt1/pipeline/code_fingerprint.py), so a changed param or a changed program never reuses
+stale work, and an edit that cannot change a seed's files never retrains it. The stage removes its job's state once every seed of the job is done (`job_state`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any, Iterator, Sequence
 from gpt1.files.atomic import atomic_directory, atomic_write_text, exclusive_lock, link_or_copy
 from gpt1.layout import seed_run
 from gpt1.params.schema import FINE_TUNING
-from gpt1.pipeline import code_deps
+from gpt1.pipeline import code_fingerprint
 from gpt1.train.interrupt import StopRequest
 
 RESUME_FILE = "resume.pt"
@@ -113,17 +114,11 @@ def fingerprint(facts: dict[str, Any]) -> str:
 
 @lru_cache(maxsize=1)
 def _code_digest() -> str:
-    """The code the fine-tuning stages run, once per process: every module their imports reach (the files dvc.yaml
-    lists as their code dependencies, gpt1/pipeline/code_deps.py), and the modules dvc.yaml leaves out as neutral
-    (the schema decides which settings a card records and a fingerprint holds). A retry with other code trains
-    again."""
+    """The code the fine-tuning stages run, once per process: the fingerprint of every module their imports reach,
+    as their stages' code_fingerprints/ files give it (a module's parsed code, without comments or docstrings). A
+    retry with other code trains again."""
     root = Path(__file__).resolve().parents[2]
-    files = {path for command in FINE_TUNING for path in code_deps.code_of(root, command.replace("-", "_"))}
-    files = sorted(files | {str(code_deps.source_of(Path(), module)) for module in code_deps.NEUTRAL})
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.encode() + b"\0" + (root / path).read_bytes() + b"\0")
-    return digest.hexdigest()
+    return code_fingerprint.stages_digest(root, (command.replace("-", "_") for command in FINE_TUNING))
 
 
 def _link_folder(source: Path, destination: Path) -> None:
