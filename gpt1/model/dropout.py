@@ -1,10 +1,9 @@
 """Dropout whose CPU masks are cheap: four 16-bit random numbers from each 64-bit draw.
 
-On CPU, `F.dropout` draws one Bernoulli sample per element, and on 2 cores that costs more than the
-GELU, the LayerNorms and the softmax together (13 % of a training step at the mid-size benchmark
-config; the attention probabilities alone are batch x heads x T x T elements per layer). Drawing int64
-numbers and reading them as int16 gives the same mask from a quarter of the generator calls, 5x faster
-here. An element is dropped when its 16-bit number falls below round(p * 65536) / 65536, so the rate is
+On CPU, `F.dropout` draws one Bernoulli sample per element, which can cost more than the GELU, the
+LayerNorms and the softmax together (the attention probabilities alone are batch x heads x T x T elements
+per layer). Drawing int64 numbers and reading them as int16 gives the same mask from a quarter of the
+generator calls (`tests/test_dropout.py` checks the rate; `gpt1 benchmark` times a step). An element is dropped when its 16-bit number falls below round(p * 65536) / 65536, so the rate is
 p to within 1/131072 (0.1 -> 0.100006); survivors are scaled by 1 / (1 - that rate), which keeps the
 expectation exact. The generator is torch's default one, so `torch.manual_seed` and saved RNG states
 make runs repeatable as with `F.dropout`. CUDA keeps `F.dropout` (a fused kernel there).

@@ -1,8 +1,8 @@
 """The language-model loss without the full logits: output layer and cross-entropy fused, in row chunks.
 
 `F.cross_entropy(F.linear(h, W), targets)` materialises (tokens x vocab) logits in fp32, then a
-log-softmax, then the same-sized gradients in backward: for GPT-1 (vocab 40,478) and the CPU default
-(~9.4k) alike, those passes over memory cost as much as the output matmul itself. Here each chunk of
+log-softmax, then the same-sized gradients in backward: for GPT-1 (vocab 40,478) and the CPU default's
+smaller vocabulary alike, those passes over memory cost as much as the output matmul itself. Here each chunk of
 rows is projected, its loss summed and its gradient (softmax - one-hot) turned straight into the
 gradients of `h` and `W` while the chunk is still in cache; backward only scales them by the incoming
 gradient. Same value and gradients (fp32: within rounding; bf16 autocast: matmuls in bf16, softmax in
@@ -20,8 +20,8 @@ IGNORE_INDEX = -100
 # F.cross_entropy(F.linear(h, W)), which holds (tokens x vocab) logits but hands torch.compile one graph to fuse
 # (a GPU with memory to spare may run it faster: `gpt1 benchmark --lm-loss dense` measures it).
 LM_LOSS_KINDS = ("chunked", "dense")
-# Rows per chunk. CPU: 256 rows measured fastest on 2 cores at vocab 9,415 (128 to 2,048 tried: 256 rows
-# of fp32 logits, ~10 MB, stay in cache); GPUs: fewer, larger matmuls (4,096 x 40,478 fp32 = 0.66 GB).
+# Rows per chunk. CPU: few enough that a chunk's fp32 logits stay in cache while its gradients are formed;
+# GPUs: fewer, larger matmuls (4,096 x 40,478 fp32 = 0.66 GB, the paper's vocabulary).
 CPU_CHUNK_ROWS = 256
 GPU_CHUNK_ROWS = 4096
 

@@ -6,7 +6,7 @@ a learning-rate multiplier per update (`LambdaLR`), the global gradient norm cli
 
 The state is everything a run needs to continue as if it had never stopped: model, optimiser, schedule,
 update count, data position, the metric history, and (captured at saving time) every process's random
-number generators. It is saved in one place (`save_state`) and restored in one place (`restore_state`);
+number generators. It is saved in one place (`save_state`) and read back in one place (`load_state`);
 a resume file written with other training settings (its `signature` differs) is ignored, not mixed in.
 """
 
