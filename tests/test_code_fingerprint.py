@@ -54,16 +54,16 @@ def test_the_files_are_refreshed_for_exactly_the_stages_that_run_the_edited_modu
     """On a copy of the package: a comment refreshes nothing, a code edit the files of the stages whose imports reach
     the module (the model: pretraining and fine-tuning, not the BPE)."""
     shutil.copytree(ROOT / "gpt1", tmp_path / "gpt1", ignore=shutil.ignore_patterns("__pycache__"))
-    assert code_fingerprint.refresh(tmp_path) == code_fingerprint.stages(tmp_path)  # none there yet: all written
-    assert code_fingerprint.stale(tmp_path) == [] and code_fingerprint.refresh(tmp_path) == []
+    assert code_fingerprint.refresh(tmp_path, tmp_path) == code_fingerprint.stages(tmp_path)  # none there yet: all written
+    assert code_fingerprint.stale(tmp_path, tmp_path) == [] and code_fingerprint.refresh(tmp_path, tmp_path) == []
     model = tmp_path / "gpt1/model/lm.py"
     model.write_text(model.read_text() + "\n# a comment\n")
-    assert code_fingerprint.stale(tmp_path) == []
+    assert code_fingerprint.stale(tmp_path, tmp_path) == []
     model.write_text(model.read_text() + "\nUNUSED = 1\n")
-    stale = code_fingerprint.stale(tmp_path)
+    stale = code_fingerprint.stale(tmp_path, tmp_path)
     assert {"pretrain", "finetune", "layer_transfer", "transfer_curve", "zeroshot"} <= set(stale)
     assert not {"bpe", "tokenize", "prepare", "download", "ablation"} & set(stale)
     before = (tmp_path / layout.code_fingerprint("bpe")).stat().st_mtime_ns
-    assert code_fingerprint.refresh(tmp_path) == stale
+    assert code_fingerprint.refresh(tmp_path, tmp_path) == stale
     assert (tmp_path / layout.code_fingerprint("bpe")).stat().st_mtime_ns == before  # untouched: Snakemake sees no change
     assert "  gpt1/model/lm.py\n" in (tmp_path / layout.code_fingerprint("pretrain")).read_text()

@@ -29,6 +29,9 @@ from gpt1.files.atomic import write_text_if_changed
 from gpt1.pipeline import code_deps
 
 STAGES_PACKAGE = Path(code_deps.PACKAGE) / "stages"
+# Where the gpt1 package that runs is read from (a checkout, or a copy on PYTHONPATH): the fingerprints are of the
+# code that runs, written into the project the pipeline runs in.
+SOURCE = Path(__file__).resolve().parents[2]
 HEADER = ("# The gpt1 modules this stage runs, each with the sha256 of its parsed code (comments, docstrings and layout\n"
           "# left out): gpt1/pipeline/code_fingerprint.py. Rewritten by `dvc repro user_files`; commit it with the code.\n")
 _DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
@@ -84,19 +87,21 @@ def texts(root: Path, names: Iterable[str] | None = None) -> dict[str, str]:
     return {stage: fingerprint_text(root, stage, imports, digest) for stage in (names or stages(root))}
 
 
-def stages_digest(root: Path, names: Iterable[str]) -> str:
+def stages_digest(names: Iterable[str], root: Path = SOURCE) -> str:
     """One sha256 of the code of stages `names` together (a fine-tuning seed's saved state holds it)."""
     return hashlib.sha256("".join(texts(root, sorted(names)).values()).encode()).hexdigest()
 
 
-def stale(root: Path) -> list[str]:
-    """The stages whose fingerprint file is missing or differs from their code now."""
-    return [stage for stage, text in texts(root).items()
+def stale(root: Path, source: Path = SOURCE) -> list[str]:
+    """The stages whose fingerprint file under project `root` is missing or differs from their code now (the package
+    under `source`)."""
+    return [stage for stage, text in texts(source).items()
             if not (path := Path(root) / layout.code_fingerprint(stage)).is_file()
             or path.read_text(encoding="utf-8") != text]
 
 
-def refresh(root: Path) -> list[str]:
-    """Write each stage's fingerprint file where its text changed; returns those stages."""
-    return [stage for stage, text in texts(root).items()
+def refresh(root: Path, source: Path = SOURCE) -> list[str]:
+    """Write each stage's fingerprint file under project `root` where its text changed (the package under
+    `source`); returns those stages."""
+    return [stage for stage, text in texts(source).items()
             if write_text_if_changed(Path(root) / layout.code_fingerprint(stage), text)]

@@ -85,7 +85,7 @@ def split(text: str, markers: tuple[str, str]) -> tuple[str, str, str]:
 
 def main(root: Path = Path(".")) -> None:
     write_dvc_yaml(root)  # first: the drawing and the table are read from it
-    code_fingerprint.refresh(root)
+    code_fingerprint.refresh(root, root)
     for page, (markers, part) in generated(root).items():
         before, _, after = split(page.read_text(encoding="utf-8"), markers)
         write_text_if_changed(page, before + part + after)

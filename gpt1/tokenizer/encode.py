@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from gpt1.errors import UserError
 from gpt1.tokenizer.bpe import END_OF_WORD, Gpt1Bpe, read_corpus
 from gpt1.files.parallel import Workers, shared
 

@@ -117,8 +117,7 @@ def _code_digest() -> str:
     """The code the fine-tuning stages run, once per process: the fingerprint of every module their imports reach,
     as their stages' code_fingerprints/ files give it (a module's parsed code, without comments or docstrings). A
     retry with other code trains again."""
-    root = Path(__file__).resolve().parents[2]
-    return code_fingerprint.stages_digest(root, (command.replace("-", "_") for command in FINE_TUNING))
+    return code_fingerprint.stages_digest(command.replace("-", "_") for command in FINE_TUNING)
 
 
 def _link_folder(source: Path, destination: Path) -> None:
