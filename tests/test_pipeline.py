@@ -321,9 +321,12 @@ def test_an_edit_re_runs_exactly_the_stages_it_affects(dvc_repo):
     Snakemake plan the stages that run it. Each edit is undone and the fingerprints refreshed before the next, so the
     run is left as it was."""
     dvc = str(BIN / "dvc")
+    # The copy's own gpt1 runs, as a user's clone runs its own (the venv's editable install is this checkout's): the
+    # fingerprints are of the code that runs.
+    own_code = {"PYTHONPATH": str(dvc_repo)}
     snakemake = [str(BIN / "snakemake"), "-n", "--cores", "1", "--configfile", *TINY]  # every output (rule all)
     nothing = "Nothing to be done"
-    assert nothing in _run(snakemake, dvc_repo)
+    assert nothing in _run(snakemake, dvc_repo, **own_code)
     for edit, (name, change, expected) in EDITS.items():
         path = dvc_repo / name
         before = path.read_text(encoding="utf-8")
@@ -331,20 +334,20 @@ def test_an_edit_re_runs_exactly_the_stages_it_affects(dvc_repo):
         try:
             code = name.endswith(".py")
             if code:  # the Snakefile refreshes the fingerprints before it plans, as user_files does for DVC
-                plan = _run(snakemake, dvc_repo)
+                plan = _run(snakemake, dvc_repo, **own_code)
                 assert (nothing in plan) == (not expected), (edit, plan[-2000:])
                 assert all(f"rule {stage.split('@')[0]}:" in plan for stage in expected), (edit, plan[-2000:])
             if code and not expected:
-                assert _stages_run(_run([dvc, "repro"], dvc_repo)) == {"user_files"}, edit
+                assert _stages_run(_run([dvc, "repro"], dvc_repo, **own_code)) == {"user_files"}, edit
             elif code:
-                _run([dvc, "repro", "user_files"], dvc_repo)
-            marked = _changed_stages(_run([dvc, "status"], dvc_repo)) - {"user_files"}
+                _run([dvc, "repro", "user_files"], dvc_repo, **own_code)
+            marked = _changed_stages(_run([dvc, "status"], dvc_repo, **own_code)) - {"user_files"}
             assert marked == expected, (edit, sorted(marked ^ expected))
         finally:
             path.write_text(before, encoding="utf-8")
             if name.endswith(".py"):
-                _run([dvc, "repro", "user_files"], dvc_repo)
-    assert _changed_stages(_run([dvc, "status"], dvc_repo)) == {"user_files"}
+                _run([dvc, "repro", "user_files"], dvc_repo, **own_code)
+    assert _changed_stages(_run([dvc, "status"], dvc_repo, **own_code)) == {"user_files"}
 
 
 HEADLINE = {"results/metrics.json": {"average": ["full", "no_pretrain", "no_aux_lm", "lstm"],
