@@ -165,7 +165,9 @@ def test_the_import_walk_sees_late_imports_and_the_neutral_modules_exist():
 
     assert "data.registry" in code_deps.imports_of(ROOT, "stages.download")  # imported inside a function
     assert "train.finetune" in code_deps.imports_of(ROOT, "stages.finetune")  # `from gpt1.train.finetune import ...`
-    assert {"tokenizer.bpe", "data.cleanup"} <= closure("train.finetune")  # through model.transforms
+    assert {"tokenizer.bpe", "data.cleanup"} <= closure("stages.encode_task")  # through model.task_encoding
+    # Fine-tuning reads encode-task's ids: a change to the tokenizer re-runs the encoding, not every job.
+    assert not {"tokenizer.bpe", "data.cleanup", "files.parallel"} & closure("stages.finetune")
     assert "data.registry" in code_deps.imports_of(ROOT, "data.prepare")  # `from gpt1.data import embedded, registry`
     assert all(code_deps.source_of(ROOT, module).is_file() for module in code_deps.NEUTRAL)
 

@@ -24,6 +24,7 @@ from gpt1.data.records import (
     write_examples,
 )
 from gpt1.data.task_data import Samples, load_task_data
+from gpt1.model.task_encoding import encode_task
 from gpt1.model.task_tokens import TaskTokens
 from gpt1.model.transforms import EncodedExample
 from gpt1.tokenizer.bpe import Gpt1Bpe
@@ -101,7 +102,7 @@ def workspace(tmp_path_factory) -> Path:
 
 def tokens_of(params: Params, task: str, tasks_dir: Path, bpe_dir: Path) -> TaskTokens:
     """A task's tokens as the encode_task stage makes them, in memory."""
-    return TaskTokens.encode(task, load_task_data(Samples.of(params), task, tasks_dir), Gpt1Bpe.load(bpe_dir))
+    return encode_task(task, load_task_data(Samples.of(params), task, tasks_dir), Gpt1Bpe.load(bpe_dir))
 
 
 def _method(name: str):

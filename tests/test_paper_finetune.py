@@ -12,7 +12,7 @@ import yaml
 from gpt1.train import finetune
 from gpt1.methods import resolve
 from gpt1.data.task_data import Samples, load_task_data
-from gpt1.model.task_tokens import TaskTokens
+from gpt1.model.task_encoding import encode_task
 from gpt1.data import prepare
 from gpt1.tokenizer.bpe import Gpt1Bpe, count_words, train_merges
 from gpt1.params.schema import parse_params
@@ -71,7 +71,7 @@ def test_paper_task_fine_tunes_and_scores_with_its_metric(task, server, tmp_path
                                             resid_dropout=dropout))
     save_model(model, tmp_path / "pretrain" / "transformer" / "model.safetensors")
 
-    tokens = TaskTokens.encode(task, load_task_data(Samples.of(params), task, tmp_path / "tasks"), bpe)
+    tokens = encode_task(task, load_task_data(Samples.of(params), task, tmp_path / "tasks"), bpe)
     metrics = finetune.run(finetune.FinetuneSettings.of(params), tokens, resolve("full", params), 1,
                            pretrain_dir=tmp_path / "pretrain", out_dir=tmp_path / "out")
     for split in ("dev", "test"):

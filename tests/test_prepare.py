@@ -200,16 +200,14 @@ def test_cleaning_on_two_workers_writes_the_bytes_one_process_writes(params, tmp
     """ftfy's repairs run in worker processes and come back in order (gpt1/files/parallel.py): deduplication, the val draw
     and every split must not depend on how many there are. Chunks of 4 rows send every task and the larger corpus
     parts through the workers."""
-    import multiprocessing
-
     from gpt1.files import parallel
     from gpt1.data import prepare as library
 
     raw = tmp_path / "raw"
     write_embedded_raw(raw)
-    real_chunks, real_pool, pools = parallel.chunks, multiprocessing.Pool, []
+    real_chunks, real_pool, pools = parallel.chunks, parallel.ProcessPoolExecutor, []
     monkeypatch.setattr(parallel, "chunks", lambda texts, **options: real_chunks(texts, documents=4, **options))
-    monkeypatch.setattr(multiprocessing, "Pool", lambda *args, **options: pools.append(1) or real_pool(*args, **options))
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", lambda *args, **options: pools.append(1) or real_pool(*args, **options))
     written = {}
     for count in (1, 2):
         out = tmp_path / f"workers{count}"

@@ -8,7 +8,7 @@ import pytest
 from gpt1.data.task_data import Samples, load_task_data
 from gpt1.errors import UserError
 from gpt1.model.task_tokens import TaskTokens
-from gpt1.model.transforms import encode_examples
+from gpt1.model.task_encoding import encode_examples, encode_task
 from test_finetune import SPECS, tiny_params, write_task
 from test_transforms import tiny_bpe
 
@@ -18,7 +18,7 @@ def test_saved_tokens_give_the_input_sequences_of_encoding_the_task_directly(tmp
     params, bpe = tiny_params(), tiny_bpe()
     write_task(tmp_path / "tasks" / task, SPECS[task])
     data = load_task_data(Samples.of(params), task, tmp_path / "tasks")
-    TaskTokens.encode(task, data, bpe).save(tmp_path / "task_tokens" / task)
+    encode_task(task, data, bpe).save(tmp_path / "task_tokens" / task)
     loaded = TaskTokens.load(tmp_path / "task_tokens" / task)
     assert (loaded.task, loaded.spec, loaded.full_sizes) == (task, data.spec, data.full_sizes)
     assert loaded.vocab_size == bpe.vocab_size
@@ -27,7 +27,7 @@ def test_saved_tokens_give_the_input_sequences_of_encoding_the_task_directly(tmp
         for split, examples in data.splits.items():
             assert built[split] == encode_examples(examples, data.spec, bpe, n_ctx), (split, n_ctx)
     first = {path.name: path.read_bytes() for path in (tmp_path / "task_tokens" / task).iterdir()}
-    TaskTokens.encode(task, data, bpe).save(tmp_path / "again" / task)
+    encode_task(task, data, bpe).save(tmp_path / "again" / task)
     assert {path.name: path.read_bytes() for path in (tmp_path / "again" / task).iterdir()} == first
 
 

@@ -1,6 +1,8 @@
 """Stage tokenize: corpus splits -> memory-mapped token arrays that decode back to the text."""
 
 import json
+import os
+import signal
 
 import numpy as np
 import pytest
@@ -93,3 +95,75 @@ def test_workers_write_the_bytes_one_process_writes(english_documents, tmp_path)
     assert all(tokens == one for tokens in written.values()) and len(one) == stats["tokens"]
     separator = trained.encoder["\n</w>"]
     assert one[: len(trained.encode(documents[0])) + 1] == trained.encode(documents[0]) + [separator]
+
+
+KILL_MARK = "a worker that reads this is killed"
+
+
+def _killed_by_the_mark(texts):  # a worker's job: SIGKILL, as the out-of-memory killer sends, on the marked chunk
+    if any(KILL_MARK in text for text in texts):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _lengths(texts)
+
+
+def _alarm(seconds):
+    """Fail the test, rather than hang it, if the stage waits for a dead worker."""
+    def expired(*_):
+        raise TimeoutError(f"still waiting after {seconds} s")
+    signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+
+
+_encode_chunk = encode._encode_chunk
+
+
+def _killed_or_encoded(texts):  # the stage's own job, but killed on the marked chunk
+    if any(KILL_MARK in text for text in texts):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _encode_chunk(texts)
+
+
+def test_a_killed_worker_fails_the_work_at_once_and_names_the_signal():
+    texts = ["x"] * (3 * parallel.CHUNK_DOCUMENTS) + [KILL_MARK] + ["y"] * (3 * parallel.CHUNK_DOCUMENTS)
+    _alarm(60)
+    try:
+        with pytest.raises(parallel.WorkerDied, match="SIGKILL.*out-of-memory"):
+            list(parallel.ordered_map(_killed_by_the_mark, texts, workers=2))
+    finally:
+        signal.alarm(0)
+
+
+def test_a_killed_worker_fails_the_tokenize_stage_and_publishes_nothing(english_documents, tmp_path, monkeypatch):
+    documents = [f"{i} {text[:200]}" for i, text in enumerate(english_documents * 40)]
+    documents[len(documents) // 2] += " " + KILL_MARK
+    _corpus(tmp_path / "corpus", documents)
+    bpe_stage.run(50, corpus=tmp_path / "corpus/train.jsonl", out=tmp_path / "bpe")
+    monkeypatch.setattr(encode, "_encode_chunk", _killed_or_encoded)
+    _alarm(120)
+    try:
+        with pytest.raises(parallel.WorkerDied, match="SIGKILL"):
+            tokenize_stage.run(corpus=tmp_path / "corpus", bpe_folder=tmp_path / "bpe", out=tmp_path / "tokens")
+    finally:
+        signal.alarm(0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bpe", "corpus"]  # no tokens/, no temporary beside it
+
+
+def test_a_job_that_cannot_be_pickled_fails_at_once_and_the_process_ends():
+    """The pool would wait for ever for the result of a job that never reached a worker. A race decides whether it
+    does, so eight processes try, each apart, so that a hang fails this test by its timeout instead of holding the
+    suite's process at its exit."""
+    import subprocess
+    import sys
+
+    program = ("from gpt1.files import parallel\n"
+               "try:\n"
+               "    list(parallel.ordered_map(lambda chunk: len(chunk), ['x'] * 2000, workers=2))\n"
+               "except Exception as error:\n"
+               "    print(type(error).__name__)\n")
+    tries = [subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True) for _ in range(8)]
+    try:
+        printed = [attempt.communicate(timeout=60)[0].split() for attempt in tries]
+    finally:
+        for attempt in tries:
+            attempt.kill()
+    assert printed == [["PicklingError"]] * 8

@@ -16,10 +16,10 @@ from gpt1.data.records import (
     TaskSpec,
     check_examples,
 )
+from gpt1.model.task_encoding import encode_examples, special_ids
 from gpt1.model.transforms import (
     SpecialIds,
     choice_sequence,
-    encode_examples,
     fit_pair,
     pair_sequence,
     similarity_sequences,
@@ -38,16 +38,13 @@ SPECS = {
     "multiple_choice": TaskSpec("mc", "multiple_choice", (), ("accuracy",), "test"),
 }
 
-
 def tiny_bpe() -> Gpt1Bpe:
     """Characters only, no merges: every id is easy to predict (special ids follow the characters)."""
     return Gpt1Bpe.from_merges(CHARACTERS + [c + END_OF_WORD for c in CHARACTERS], [])
 
-
 @pytest.fixture(scope="module")
 def bpe() -> Gpt1Bpe:
     return tiny_bpe()
-
 
 def ids(bpe: Gpt1Bpe, *words: str) -> list[int]:
     """Expected BPE ids of space-separated lowercase words, spelled from the encoder by hand."""
@@ -56,21 +53,17 @@ def ids(bpe: Gpt1Bpe, *words: str) -> list[int]:
         result += [bpe.encoder[c] for c in word[:-1]] + [bpe.encoder[word[-1] + END_OF_WORD]]
     return result
 
-
 # --- id level ----------------------------------------------------------------------------------------------
 
 def test_single_sequence_is_start_text_extract():
     assert single_sequence([5, 6, 7], SPECIAL, 16) == (S, 5, 6, 7, E)
     assert single_sequence([], SPECIAL, 16) == (S, E)
 
-
 def test_single_sequence_cuts_the_text_end_and_keeps_the_extract_token():
     assert single_sequence(list(range(10)), SPECIAL, 6) == (S, 0, 1, 2, 3, E)
 
-
 def test_pair_sequence_is_start_first_delimiter_second_extract():
     assert pair_sequence([5, 6], [7, 8, 9], SPECIAL, 16) == (S, 5, 6, D, 7, 8, 9, E)
-
 
 def test_pair_truncation_cuts_the_longer_part_from_its_end():
     # budget 10 - 3 = 7: the 2-token premise stays, the hypothesis keeps its first 5 tokens.
@@ -78,14 +71,12 @@ def test_pair_truncation_cuts_the_longer_part_from_its_end():
     # both long: each keeps budget // 2 tokens
     assert pair_sequence(list(range(10)), list(range(20, 30)), SPECIAL, 9) == (S, 0, 1, 2, D, 20, 21, 22, E)
 
-
 @pytest.mark.parametrize("len_a, len_b, budget, expected", [
     (3, 4, 10, (3, 4)), (10, 3, 8, (5, 3)), (3, 10, 8, (3, 5)), (6, 5, 8, (4, 4)), (6, 5, 9, (4, 4)), (0, 30, 5, (0, 5)),
 ])
 def test_fit_pair(len_a, len_b, budget, expected):
     assert fit_pair(len_a, len_b, budget) == expected
     assert fit_pair(len_b, len_a, budget) == expected[::-1]  # symmetric
-
 
 def test_similarity_makes_both_orders_with_the_same_tokens():
     first, second = similarity_sequences([1, 2], [3, 4, 5], SPECIAL, 16)
@@ -97,7 +88,6 @@ def test_similarity_makes_both_orders_with_the_same_tokens():
     assert sorted(first) == sorted(second)
     assert (first[0], first[-1], second[0], second[-1]) == (S, E, S, E) and first.count(D) == second.count(D) == 1
 
-
 def test_choice_sequence_keeps_the_context_end_and_the_answer_start():
     assert choice_sequence([1, 2, 3], [7, 8], SPECIAL, 16) == (S, 1, 2, 3, D, 7, 8, E)
     # budget 7: the short answer stays whole, the context keeps its last 5 tokens (nearest the question)
@@ -107,23 +97,20 @@ def test_choice_sequence_keeps_the_context_end_and_the_answer_start():
     # a short context leaves the room to the answer
     assert choice_sequence([1], list(range(50, 60)), SPECIAL, 10) == (S, 1, D, *range(50, 56), E)
 
-
 def test_too_small_a_context_is_a_user_error():
     with pytest.raises(UserError, match="n_positions"):
         pair_sequence([1], [2], SPECIAL, 3)
 
-
 # --- through the BPE -------------------------------------------------------------------------------------
 
 def test_special_ids_are_the_three_appended_tokens(bpe):
-    special = SpecialIds.from_bpe(bpe)
+    special = special_ids(bpe)
     base = len(bpe.encoder)
     assert (special.start, special.delimiter, special.extract) == (base, base + 1, base + 2)
     assert bpe.vocab_size == base + 3
 
-
 def test_encoded_examples_have_the_exact_ids_per_family(bpe):
-    s, d, e = SpecialIds.from_bpe(bpe).start, SpecialIds.from_bpe(bpe).delimiter, SpecialIds.from_bpe(bpe).extract
+    s, d, e = special_ids(bpe).start, special_ids(bpe).delimiter, special_ids(bpe).extract
     [cls] = encode_examples([ClassificationExample("Good film.", 1)], SPECS["classification"], bpe, 64)
     assert cls.sequences == ((s, *ids(bpe, "good", "film", "."), e),) and cls.label == 1
     [nli] = encode_examples([EntailmentExample("A dog runs", "An animal moves", 0)], SPECS["entailment"], bpe, 64)
@@ -137,15 +124,14 @@ def test_encoded_examples_have_the_exact_ids_per_family(bpe):
     assert mc.sequences == tuple((s, *context, d, *ids(bpe, answer), e) for answer in ("tom", "ann", "bo"))
     assert mc.label == 2
 
-
 def test_an_example_longer_than_the_context_is_truncated_not_rejected(bpe):
     long_text = " ".join(["word"] * 100)
     [cls] = encode_examples([ClassificationExample(long_text, 0)], SPECS["classification"], bpe, 32)
     [mc] = encode_examples([MultipleChoiceExample(long_text + " why?", ("yes", "no"), 0)],
                            SPECS["multiple_choice"], bpe, 32)
-    extract = SpecialIds.from_bpe(bpe).extract
+    extract = special_ids(bpe).extract
     assert len(cls.sequences[0]) == 32 and cls.sequences[0][-1] == extract
-    delimiter = SpecialIds.from_bpe(bpe).delimiter
+    delimiter = special_ids(bpe).delimiter
     for sequence, answer in zip(mc.sequences, ("yes", "no")):
         answer_ids = ids(bpe, answer)
         assert len(sequence) <= 32
@@ -153,7 +139,6 @@ def test_an_example_longer_than_the_context_is_truncated_not_rejected(bpe):
     # the context keeps its end: the question mark survives the cut
     question = ids(bpe, "?")[0]
     assert all(question in sequence for sequence in mc.sequences)
-
 
 # --- bad input ---------------------------------------------------------------------------------------------
 
@@ -170,7 +155,6 @@ def test_an_example_longer_than_the_context_is_truncated_not_rejected(bpe):
 def test_bad_input_stops_with_a_clear_user_error(spec_name, examples, message):
     with pytest.raises(UserError, match=message):
         check_examples(examples, SPECS[spec_name], "tasks/x/train.jsonl")
-
 
 def test_good_labels_pass(bpe):
     check_examples([SimilarityExample("a", "b", 4.2)], SPECS["similarity"], "x")  # any finite score

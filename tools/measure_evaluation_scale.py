@@ -9,7 +9,7 @@ The rows are synthetic and of the right shape: each task's family, labels and te
 tools/synthetic_corpus.py's prose. Each part runs in a child process of its own, so its peak memory (the child's
 maximum resident set) is its own:
 
-- encode: the encode-task stage's work (`load_task_data`, `TaskTokens.encode`, `TaskTokens.save`) on a task of QQP's
+- encode: the encode-task stage's work (`load_task_data`, `encode_task`, `TaskTokens.save`) on a task of QQP's
   363,846 training pairs and one of MNLI's 392,702, with the BPE given (--bpe: a `gpt1 bpe` output folder);
 - analysis: predictions files for the paper profile's 13 test sets, 4 methods and 3 seeds (finetune.seeds) as the
   finetune stage writes them, then what the ablation and paper-tables stages compute from them (Table 5's intervals,
@@ -72,7 +72,7 @@ def encode_part(bpe_dir: Path) -> dict:
     from gpt1.data.records import EntailmentExample, SimilarityExample, write_examples
     from gpt1.data.task_data import Samples, load_task_data
     from gpt1.layout import split_file, task_spec
-    from gpt1.model.task_tokens import TaskTokens
+    from gpt1.model.task_encoding import encode_task
     from gpt1.tokenizer.bpe import Gpt1Bpe
 
     result = {}
@@ -94,7 +94,7 @@ def encode_part(bpe_dir: Path) -> dict:
             task_spec(task, tasks).write_text(spec.to_json())
             began = time.perf_counter()
             bpe = Gpt1Bpe.load(bpe_dir)
-            tokens = TaskTokens.encode(task, load_task_data(Samples(0, None, None), task, tasks), bpe)
+            tokens = encode_task(task, load_task_data(Samples(0, None, None), task, tasks), bpe)
             tokens.save(Path(scratch) / "encoded" / task)
             seconds = time.perf_counter() - began
             size = sum(f.stat().st_size for f in (Path(scratch) / "encoded" / task).iterdir())

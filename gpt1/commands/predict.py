@@ -21,7 +21,7 @@ import torch
 from gpt1.data.records import RECORD_TYPES, Example, TaskSpec, check_examples
 from gpt1.errors import UserError
 from gpt1.model.task_checkpoint import TaskRun, load_task_model
-from gpt1.model.transforms import encode_examples
+from gpt1.model.task_encoding import encode_examples
 from gpt1.files.text_files import open_text, read_stdin
 from gpt1.tokenizer.bpe import Gpt1Bpe
 from gpt1.layout import RUN_WEIGHTS

@@ -18,7 +18,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Iterator
 
-import ftfy
 from tqdm import tqdm
 
 from gpt1.data import embedded, registry
@@ -27,7 +26,7 @@ from gpt1.data.records import Example, texts_of, write_examples
 from gpt1.data.tasks import TaskDefinition, drop_duplicates, majority_rate, make_splits
 from gpt1.data.user_tasks import user_corpus_part, user_task
 from gpt1.layout import split_file, split_jsonl, task_spec, task_stats
-from gpt1.data.cleanup import clean, sentence_key, sentences
+from gpt1.data.cleanup import clean, repair, sentence_key, sentences
 from gpt1.data.fingerprints import FingerprintSet
 from gpt1.files.parallel import Workers, shared
 
@@ -40,9 +39,9 @@ def fix_example(example: Example) -> Example:
     for field in dataclasses.fields(example):
         value = getattr(example, field.name)
         if isinstance(value, str):
-            changes[field.name] = ftfy.fix_text(value).strip()
+            changes[field.name] = repair(value).strip()
         elif field.name == "choices":
-            changes[field.name] = tuple(ftfy.fix_text(choice).strip() for choice in value)
+            changes[field.name] = tuple(repair(choice).strip() for choice in value)
     return dataclasses.replace(example, **changes)
 
 

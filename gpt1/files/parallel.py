@@ -13,8 +13,13 @@ import contextlib
 import itertools
 import multiprocessing
 import os
+import signal
 from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterable, Iterator, TypeVar
+
+from gpt1.errors import UserError
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -30,6 +35,26 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows
         return os.cpu_count() or 1
+
+
+class WorkerDied(UserError):
+    """A worker process ended in the middle of the stage's work (the kernel's out-of-memory killer, most often)."""
+
+    exit_code = 1
+
+
+def _death(exit_codes: list[int | None]) -> WorkerDied:
+    # The pool stops the other workers with SIGTERM once one has died: the death is the other code.
+    codes = sorted((code for code in exit_codes if code not in (None, 0)), key=lambda code: code == -signal.SIGTERM)
+    if codes and codes[0] < 0:
+        name = signal.Signals(-codes[0]).name if -codes[0] in signal.valid_signals() else f"signal {-codes[0]}"
+        how = f"was killed by {name}"
+        cause = ("most likely the kernel's out-of-memory killer: give the stage more memory or run it on fewer cores "
+                 "(`taskset -c 0 ...`)" if codes[0] == -signal.SIGKILL else "stopped from outside")
+    else:
+        how = f"exited with status {codes[0]}" if codes else "ended"
+        cause = "most likely out of memory: give the stage more memory or run it on fewer cores (`taskset -c 0 ...`)"
+    return WorkerDied(f"a worker process {how} in the middle of the work, {cause}; nothing was published")
 
 
 def chunks(texts: Iterable[Item], documents: int = CHUNK_DOCUMENTS, characters: int = CHUNK_CHARACTERS,
@@ -58,16 +83,23 @@ class Workers:
         self.count = available_cores() if count is None else count
         self.initializer, self.initargs = initializer, initargs
         self._pool = None
+        self._processes: list[multiprocessing.process.BaseProcess] = []
         self._initialised_here = False
 
     def __enter__(self) -> "Workers":
         return self
 
-    def __exit__(self, *exc_info) -> None:
-        if self._pool is not None:
-            self._pool.terminate()  # every result was taken (or an error stops the stage): nothing is left to finish
-            self._pool.join()
-            self._pool = None
+    def __exit__(self, error_type, *_) -> None:
+        if self._pool is None:
+            return
+        if error_type is not None:
+            # An error stops the stage: nothing is left to finish, and waiting can hang (a job that could not be
+            # pickled leaves the pool waiting for its result), so the workers are stopped first.
+            for process in self._processes:
+                if process.is_alive():
+                    process.terminate()
+        self._pool.shutdown(wait=error_type is None, cancel_futures=True)
+        self._pool = None
 
     def map(self, work: Callable[[list[Item]], Result], texts: Iterable[Item],
             length: Callable[[Item], int] = len) -> Iterator[Result]:
@@ -82,14 +114,26 @@ class Workers:
             yield from map(work, itertools.chain(opening, chunked))
             return
         if self._pool is None:
-            self._pool = multiprocessing.Pool(self.count, self.initializer, self.initargs)
+            # concurrent.futures, not multiprocessing.Pool: a Pool whose worker is killed waits for ever for its result.
+            self._pool = ProcessPoolExecutor(self.count, initializer=self.initializer, initargs=self.initargs)
         pending: deque = deque()
-        for chunk in itertools.chain(opening, chunked):
-            pending.append(self._pool.apply_async(work, (chunk,)))
-            if len(pending) >= READ_AHEAD * self.count:
-                yield pending.popleft().get()
-        while pending:
-            yield pending.popleft().get()
+        try:
+            for chunk in itertools.chain(opening, chunked):
+                pending.append(self._pool.submit(work, chunk))
+                self._note_processes()
+                if len(pending) >= READ_AHEAD * self.count:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        except BrokenProcessPool:
+            self._pool = None  # its processes are gone or stopping; there is nothing to shut down cleanly
+            raise _death([process.exitcode for process in self._processes]) from None
+
+    def _note_processes(self) -> None:
+        """Keep the worker processes' handles while they run, to read a dead one's exit code."""
+        if len(self._processes) < self.count:
+            known = {process.pid for process in self._processes}
+            self._processes += [p for p in multiprocessing.active_children() if p.pid not in known]
 
 
 def shared(workers: Workers | None, start: Callable[[], Workers] = Workers) -> contextlib.AbstractContextManager[Workers]:

@@ -16,11 +16,9 @@ from pathlib import Path
 
 from gpt1.files.atomic import atomic_directory
 from gpt1.data.records import SPLITS, TaskSpec
-from gpt1.data.task_data import TaskData
 from gpt1.errors import UserError
 from gpt1.layout import split_jsonl
-from gpt1.model.transforms import EncodedExample, SpecialIds, tokenize_texts, transform_examples
-from gpt1.tokenizer.bpe import Gpt1Bpe
+from gpt1.model.transforms import EncodedExample, SpecialIds, transform_examples
 
 INFO = "tokens.json"  # the spec, the split files' sizes, the vocabulary and special ids
 
@@ -42,12 +40,6 @@ class TaskTokens:
     full_sizes: dict[str, int]  # rows in each split file before sampling (model cards say both)
     vocab_size: int
     special: SpecialIds
-
-    @classmethod
-    def encode(cls, task: str, data: TaskData, bpe: Gpt1Bpe) -> "TaskTokens":
-        splits = {split: TokenizedSplit(tokenize_texts(examples, bpe), [example.label for example in examples])
-                  for split, examples in data.splits.items()}
-        return cls(task, data.spec, splits, dict(data.full_sizes), bpe.vocab_size, SpecialIds.from_bpe(bpe))
 
     def encoded(self, n_ctx: int) -> dict[str, list[EncodedExample]]:
         """The splits as the model's input sequences for a context of `n_ctx` tokens (Figure 1's transformations)."""

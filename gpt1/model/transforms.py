@@ -26,9 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from gpt1.tokenizer.bpe import Gpt1Bpe
 from gpt1.errors import UserError
-from gpt1.data.records import Example, TaskSpec, check_examples, texts_of
 
 MIN_CONTEXT = 4  # [s] $ [e] and at least one text token
 
@@ -38,10 +36,6 @@ class SpecialIds:
     start: int
     delimiter: int
     extract: int
-
-    @classmethod
-    def from_bpe(cls, bpe: Gpt1Bpe) -> "SpecialIds":
-        return cls(bpe.special_id("_start_"), bpe.special_id("_delimiter_"), bpe.special_id("_classify_"))
 
 
 @dataclass(frozen=True)
@@ -116,18 +110,3 @@ def transform_examples(texts: Sequence[Sequence[Sequence[int]]], labels: Sequenc
     """Examples whose texts are already token ids (in `texts_of` order) -> the model's input sequences."""
     return [EncodedExample(build_sequences(list(ids), family, special, n_ctx), float(label))
             for ids, label in zip(texts, labels)]
-
-
-def tokenize_texts(examples: Sequence[Example], bpe: Gpt1Bpe) -> list[list[list[int]]]:
-    """Each example's texts (`texts_of` order) as BPE ids, uncut."""
-    pieces = [texts_of(example) for example in examples]
-    encoded = iter(bpe.encode_many(text for texts in pieces for text in texts))
-    return [[next(encoded) for _ in texts] for texts in pieces]
-
-
-def encode_examples(examples: Sequence[Example], spec: TaskSpec, bpe: Gpt1Bpe, n_ctx: int,
-                    where: str = "examples") -> list[EncodedExample]:
-    """Check, BPE-encode and transform a split; `where` names it in error messages."""
-    check_examples(examples, spec, where)
-    return transform_examples(tokenize_texts(examples, bpe), [example.label for example in examples], spec.family,
-                              SpecialIds.from_bpe(bpe), n_ctx)

@@ -1,4 +1,4 @@
-"""Stage `encode-task`: one task's fine-tuning examples as BPE ids (gpt1/model/task_tokens.py), the seeded
+"""Stage `encode-task`: one task's fine-tuning examples as BPE ids (gpt1/model/task_encoding.py), the seeded
 samples every fine-tuning, layer-transfer and transfer-curve job of the task reads, with those of the tasks scored
 with its models."""
 
@@ -18,7 +18,7 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.data.task_data import Samples, load_task_data
-    from gpt1.model.task_tokens import TaskTokens
+    from gpt1.model.task_encoding import encode_task
     from gpt1.tokenizer.bpe import Gpt1Bpe
 
     bpe, samples = Gpt1Bpe.load(layout.BPE), Samples.of(params)
@@ -27,6 +27,6 @@ def main(args, params: Params) -> None:
     folders = {args.task: layout.task_tokens(args.task)}
     folders |= {other: layout.task_tokens(other, model_of=args.task) for other in params.data.scored_with(args.task)}
     for task, folder in folders.items():
-        tokens = TaskTokens.encode(task, load_task_data(samples, task, layout.TASKS), bpe)
+        tokens = encode_task(task, load_task_data(samples, task, layout.TASKS), bpe)
         tokens.save(folder)
         log.info("%s: %s examples encoded", task, {split: len(rows) for split, rows in tokens.splits.items()})

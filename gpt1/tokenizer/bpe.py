@@ -16,13 +16,14 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from tokenizers import Tokenizer, decoders, models, trainers
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from gpt1.files.atomic import atomic_directory
 from gpt1.errors import UserError
 from gpt1.files.text_files import read_text
 from gpt1.data.cleanup import clean
-from gpt1.files.parallel import ordered_map
+from gpt1.files.parallel import Workers
+from gpt1.tokenizer.pieces import PieceCutter
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,8 @@ END_OF_WORD = "</w>"
 # GPT-1's released fine-tuning code appends these after the BPE vocabulary, in this order.
 SPECIAL_TOKENS = ("_start_", "_delimiter_", "_classify_")
 _BATCH = 256
+_PIECES_PER_TEXT = 2000
+_REPEATS_PER_STRING = 1 << 14
 
 
 def _spacy_tokenizer():
@@ -74,6 +77,34 @@ class WordSplitter:
         for doc in self._current().pipe(cleaned, batch_size=_BATCH):
             yield _words(doc)
 
+    @cached_property
+    def cutter(self) -> PieceCutter:
+        return PieceCutter(self._spacy)
+
+    def split_pieces(self, pieces: Sequence[str]) -> list[list[str]]:
+        """Each piece's words (`PieceCutter.pieces`), as its text's words hold them.
+
+        spaCy spends more per call than per word on a short piece, so the pieces go to it as one text, a line break
+        between each two (no special case reaches across a line break's token); its words come back cut at those
+        line breaks. The pieces that are themselves a line break or empty (no words) are answered here."""
+        words: list = [["\n"] if piece == "\n" else None if piece else [] for piece in pieces]
+        batch = [i for i, known in enumerate(words) if known is None]
+        for start in range(0, len(batch), _PIECES_PER_TEXT):
+            indices = batch[start:start + _PIECES_PER_TEXT]
+            current: list[str] = []
+            runs = [current]
+            for word in self.split(" \n ".join(pieces[i] for i in indices), already_clean=True):
+                if word == "\n":
+                    current = []
+                    runs.append(current)
+                else:
+                    current.append(word)
+            if len(runs) != len(indices):
+                raise RuntimeError(f"{len(indices)} pieces split into {len(runs)} runs of words")
+            for i, run in zip(indices, runs):
+                words[i] = run
+        return words
+
 
 def _words(doc) -> list[str]:
     """spaCy tokens, lowercased; a whitespace token becomes GPT-1's line break ("\n") or is dropped.
@@ -101,9 +132,14 @@ def train_merges(word_counts: Counter, merges: int) -> tuple[list[str], list[tup
     trainer = trainers.BpeTrainer(vocab_size=2 * len(characters) + merges + 1, min_frequency=1,
                                   show_progress=sys.stderr.isatty())
     tokenizer = Tokenizer(models.BPE())
-    # No pre-tokenizer: each item is one word (spaCy's), including the line-break token "\n".
-    words = _repeat_words({word[:-1] + final_form[word[-1]]: count for word, count in word_counts.items()})
-    tokenizer.train_from_iterator(words, trainer=trainer, length=sum(word_counts.values()))
+    # Each word goes to the trainer as often as it occurs, in strings of repeats that its own pre-tokenizer cuts at
+    # spaces (no word holds one): a Python string per occurrence would cost more than the training.
+    if any(" " in word for word in word_counts):
+        raise ValueError("a word holds a space; the trainer would count it as two")
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(" ", behavior="removed")
+    forms = {word[:-1] + final_form[word[-1]]: count for word, count in word_counts.items()}
+    strings = sum(-(-count // _REPEATS_PER_STRING) for count in forms.values())
+    tokenizer.train_from_iterator(_repeats(forms), trainer=trainer, length=strings)
     learned = json.loads(tokenizer.to_str())["model"]["merges"]
     learned = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in learned]
     if len(learned) < merges:
@@ -128,10 +164,11 @@ def _word_final_forms(characters: list[str]) -> dict[str, str]:
     return {char: next(free) for char in characters}
 
 
-def _repeat_words(word_counts: dict[str, int]) -> Iterator[str]:
+def _repeats(word_counts: dict[str, int]) -> Iterator[str]:
+    """Each word `count` times, space-separated, in strings of at most `_REPEATS_PER_STRING` words."""
     for word, count in sorted(word_counts.items()):
-        for _ in range(count):
-            yield word
+        for start in range(0, count, _REPEATS_PER_STRING):
+            yield (word + " ") * min(_REPEATS_PER_STRING, count - start)
 
 
 @dataclass
@@ -243,11 +280,22 @@ def _read_merges(path: Path) -> list[tuple[str, str]]:
 
 
 def count_words(texts: Iterable[str], workers: int | None = None) -> Counter:
-    """How often each word occurs in already clean texts (prepare's corpus), split on `workers` processes (default:
-    every core this process may use; the counts do not depend on it)."""
-    counts: Counter = Counter()
-    for chunk_counts in ordered_map(_count_chunk, texts, workers):
-        counts.update(chunk_counts)
+    """How often each word occurs in already clean texts (prepare's corpus), on `workers` processes (default: every
+    core this process may use; the counts do not depend on it).
+
+    A corpus repeats its pieces (gpt1/tokenizer/pieces.py) millions of times: they are counted as strings, at C
+    speed, and each distinct piece is split into words once, its count given to each of its words."""
+    with Workers(workers) as pool:
+        piece_counts: Counter = Counter()
+        for chunk_counts in pool.map(_count_pieces, texts):
+            piece_counts.update(chunk_counts)
+        distinct = list(piece_counts)
+        counts: Counter = Counter()
+        pieces_words = (words for chunk in pool.map(_split_pieces, distinct) for words in chunk)
+        for piece, words in zip(distinct, pieces_words):
+            times = piece_counts[piece]
+            for word in words:
+                counts[word] += times
     return counts
 
 
@@ -256,11 +304,16 @@ def _worker_splitter() -> WordSplitter:
     return WordSplitter()
 
 
-def _count_chunk(texts: list[str]) -> Counter:
+def _count_pieces(texts: list[str]) -> Counter:
     counts: Counter = Counter()
-    for words in _worker_splitter().split_many(texts, already_clean=True):
-        counts.update(words)
+    cutter = _worker_splitter().cutter
+    for text in texts:
+        counts.update(cutter.pieces(text))
     return counts
+
+
+def _split_pieces(pieces: list[str]) -> list[list[str]]:
+    return _worker_splitter().split_pieces(pieces)
 
 
 def read_corpus(path: Path) -> Iterator[str]:

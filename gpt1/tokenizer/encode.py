@@ -55,16 +55,44 @@ def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype,
             "encode_seconds": seconds}
 
 
-_worker: tuple[Gpt1Bpe, np.dtype] | None = None  # the tokenizer and id width of this (worker) process
+class PieceEncoder:
+    """Clean text -> token ids, each distinct piece (gpt1/tokenizer/pieces.py) split and encoded once while it stays in
+    a cache of at most `limit` pieces (emptied when full), so memory is bounded by the cache, not the corpus.
+
+    A text's words are its pieces' words in order, and the BPE encodes each word alone, so a text's ids are its
+    pieces' ids joined: the ids of one occurrence cost a lookup. They are kept as bytes of `dtype`."""
+
+    def __init__(self, bpe: Gpt1Bpe, dtype: np.dtype, limit: int = 1 << 20):
+        self.bpe, self.dtype, self.limit = bpe, np.dtype(dtype), limit
+        self.cache: dict[str, bytes] = {}
+
+    def encode(self, texts: list[str]) -> list[np.ndarray]:
+        cutter = self.bpe.splitter.cutter
+        split = [cutter.pieces(text) for text in texts]
+        cache = self.cache
+        missing = list({piece for pieces in split for piece in pieces if piece not in cache})
+        if len(cache) + len(missing) > self.limit:
+            cache.clear()
+            missing = list({piece for pieces in split for piece in pieces})
+        words = self.bpe.splitter.split_pieces(missing)
+        with_words = [i for i, piece_words in enumerate(words) if piece_words]
+        encodings = self.bpe.hf.encode_batch([words[i] for i in with_words], is_pretokenized=True,
+                                             add_special_tokens=False) if with_words else []
+        empty = b""
+        cache.update((piece, empty) for piece in missing)
+        for i, encoding in zip(with_words, encodings):
+            cache[missing[i]] = np.asarray(encoding.ids, dtype=self.dtype).tobytes()
+        return [np.frombuffer(b"".join(map(cache.__getitem__, pieces)), dtype=self.dtype) for pieces in split]
+
+
+_worker: PieceEncoder | None = None  # this (worker) process's encoder
 
 
 def _start_worker(encoder: dict[str, int], merges: list[tuple[str, str]], dtype: np.dtype) -> None:
     global _worker
-    _worker = Gpt1Bpe(encoder=encoder, merges=merges), dtype
+    _worker = PieceEncoder(Gpt1Bpe(encoder=encoder, merges=merges), dtype)
 
 
 def _encode_chunk(texts: list[str]) -> list[tuple[np.ndarray, int]]:
     """Each document's ids and its length in characters; prepare already ran GPT-1's clean-up."""
-    bpe, dtype = _worker
-    return [(np.asarray(ids, dtype=dtype), len(text))
-            for ids, text in zip(bpe.encode_many(texts, already_clean=True), texts)]
+    return [(ids, len(text)) for ids, text in zip(_worker.encode(texts), texts)]

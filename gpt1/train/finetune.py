@@ -103,7 +103,7 @@ def run_seeds(settings: FinetuneSettings, tokens: TaskTokens, method: ResolvedMe
               stop: StopRequest | None = None, scored_too: Sequence[tuple[TaskTokens, Path]] = (),
               reproduce: Callable[[int], str] | None = None) -> dict[int, dict[str, dict[str, float]]]:
     """Every seed of one (task, method) in this process, from the task's tokens (`TaskTokens.load` of the
-    encode_task stage's folder, or `TaskTokens.encode`). Seed S goes to out_root/seedS, with its fine-tuned
+    encode_task stage's folder, or gpt1/model/task_encoding.py's `encode_task`). Seed S goes to out_root/seedS, with its fine-tuned
     weights when S is in `keep_weights_of`; returns {seed: metrics}. With `state_root` each seed keeps its state
     there (gpt1/train/seed_state.py), and a stop signal `stop` saw (`job_state`) ends the run after the update in
     progress with that state saved (interrupt.Stopped: a scheduler's retry resumes it).
