@@ -14,6 +14,7 @@ import itertools
 import multiprocessing
 import os
 import signal
+import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -55,6 +56,17 @@ def _death(exit_codes: list[int | None]) -> WorkerDied:
         how = f"exited with status {codes[0]}" if codes else "ended"
         cause = "most likely out of memory: give the stage more memory or run it on fewer cores (`taskset -c 0 ...`)"
     return WorkerDied(f"a worker process {how} in the middle of the work, {cause}; nothing was published")
+
+
+def _exit_codes(processes: list[multiprocessing.process.BaseProcess], seconds: float = 5.0) -> list[int | None]:
+    """The processes' exit codes once they have ended. The pool's own thread reaps them at the same time, and whichever
+    waits second reads no code until the first has stored it, so this waits (a little) for every code."""
+    deadline = time.monotonic() + seconds
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    while any(process.exitcode is None for process in processes) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return [process.exitcode for process in processes]
 
 
 def chunks(texts: Iterable[Item], documents: int = CHUNK_DOCUMENTS, characters: int = CHUNK_CHARACTERS,
@@ -127,13 +139,14 @@ class Workers:
                 yield pending.popleft().result()
         except BrokenProcessPool:
             self._pool = None  # its processes are gone or stopping; there is nothing to shut down cleanly
-            raise _death([process.exitcode for process in self._processes]) from None
+            raise _death(_exit_codes(self._processes)) from None
 
     def _note_processes(self) -> None:
-        """Keep the worker processes' handles while they run, to read a dead one's exit code."""
-        if len(self._processes) < self.count:
-            known = {process.pid for process in self._processes}
-            self._processes += [p for p in multiprocessing.active_children() if p.pid not in known]
+        """Keep the worker processes' handles while they run, to read a dead one's exit code: the pool's own (it
+        forgets them once broken), not `multiprocessing.active_children()`, which drops a process that has ended."""
+        known = {process.pid for process in self._processes}
+        running = getattr(self._pool, "_processes", None) or {}  # concurrent.futures' pid -> process, since 3.2
+        self._processes += [process for process in list(running.values()) if process.pid not in known]
 
 
 def shared(workers: Workers | None, start: Callable[[], Workers] = Workers) -> contextlib.AbstractContextManager[Workers]:
