@@ -36,8 +36,15 @@ STAGES = ["user-files", "download", "prepare", "bpe", "tokenize"]
 # What each stage writes, for its disk figure.
 OUTPUTS = {"user-files": "data/user_files", "download": "data/raw", "prepare": "data/corpus", "bpe": "data/bpe",
            "tokenize": "data/tokens"}
+DATA_HALF = ("prepare", "bpe", "tokenize")
 FITTED = ("wall_s", "peak_rss_gb", "peak_total_rss_gb")
 BOOKS1_BYTES = 6.7e9  # the paper profile's corpus, to which the fits are extrapolated
+
+
+def data_half_minutes(fitted: dict) -> dict[str, float]:
+    """prepare, bpe and tokenize together at books1's size, in minutes along each stage's line, per core count."""
+    return {cores: round(sum(by_stage[stage]["wall_s"]["line_at_books1"] for stage in DATA_HALF) / 60, 1)
+            for cores, by_stage in fitted.items()}
 
 
 def scratch_project(work: Path) -> Path:
@@ -196,14 +203,17 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append({**run, "tokens": {split: tokens[split]["tokens"] for split in ("train", "val")}})
             shutil.rmtree(project)
     wall = sum(stage["wall_s"] for run in runs + full_size for stage in run["stages"].values())
-    record = {"runs": runs, "fits": fits(runs), "full_size": full_size, "extrapolated_to_gb": BOOKS1_BYTES / 1e9,
+    fitted = fits(runs)
+    record = {"runs": runs, "fits": fitted, "data_half_at_books1_min": data_half_minutes(fitted), "full_size": full_size,
+              "extrapolated_to_gb": BOOKS1_BYTES / 1e9,
               "wall_s": round(wall, 1),
               "exit_status": 0, "merges": args.merges, "seed": args.seed,
               "corpus": "tools/synthetic_corpus.py, .jsonl", "precision": "none (no training)", "note": args.note,
               "commit": measure.commit(), "date": datetime.date.today().isoformat(),
               "machine": measure.machine()}
     if args.refit:  # the runs' own commit, date and machine stay
-        record = {**kept, **{key: record[key] for key in ("fits", "extrapolated_to_gb", "wall_s", "exit_status")}}
+        record = {**kept, **{key: record[key] for key in ("fits", "data_half_at_books1_min",
+                                                       "extrapolated_to_gb", "wall_s", "exit_status")}}
     elif args.append:  # a run appended keeps the file's description of the earlier runs
         record = {**record, **{key: kept[key] for key in ("commit", "date", "machine", "note") if key in kept}}
     partial = target.with_suffix(".json.tmp")
