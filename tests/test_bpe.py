@@ -150,3 +150,9 @@ def test_the_word_splitter_renews_its_vocabulary_and_splits_the_same(monkeypatch
         largest = max(largest, len(splitter._spacy.vocab.strings))
     assert words == expected
     assert renewed >= 1 and largest < 2000 + 20 * 40  # at most one call's strings past the limit
+
+
+def test_a_word_that_holds_a_space_is_refused_before_training():
+    """The trainer receives each word in strings of repeats cut at spaces: a space inside a word would split it."""
+    with pytest.raises(ValueError, match="a word holds a space"):
+        train_merges(Counter({"ab": 3, "c d": 2}), 1)
