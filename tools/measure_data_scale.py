@@ -202,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
                 tokens = json.loads((project / "data/tokens/meta.json").read_text())
                 runs.append({**run, "tokens": {split: tokens[split]["tokens"] for split in ("train", "val")}})
             shutil.rmtree(project)
+    for run in runs:  # the measured data half, beside the fitted one
+        run["data_half_s"] = round(sum(run["stages"][stage]["wall_s"] for stage in DATA_HALF if stage in run["stages"]), 1)
     wall = sum(stage["wall_s"] for run in runs + full_size for stage in run["stages"].values())
     fitted = fits(runs)
     record = {"runs": runs, "fits": fitted, "data_half_at_books1_min": data_half_minutes(fitted), "full_size": full_size,
