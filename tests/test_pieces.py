@@ -67,3 +67,35 @@ def test_the_bounded_cache_encodes_as_the_whole_text_does(texts, splitter):
             # at most `limit` pieces, or (just emptied) the pieces of the one call that did not fit
             assert len(encoder.cache) <= max(limit, len({p for text in batch for p in splitter.cutter.pieces(text)}))
         assert [ids.tolist() for ids in encoded] == expected
+
+
+def test_encode_task_streams_the_folder_that_encoding_each_text_whole_gives(tmp_path, english_documents, splitter,
+                                                                             monkeypatch):
+    """The encode-task stage's ids (pieces through the bounded cache, batches of examples, each row written as it
+    comes) against `Gpt1Bpe.encode` on each raw text and the folder `TaskTokens.save` writes: the same bytes."""
+    from gpt1.data.records import EntailmentExample, MultipleChoiceExample, TaskSpec, texts_of
+    from gpt1.data.task_data import TaskData
+    from gpt1.model import task_encoding
+    from gpt1.model.task_tokens import TaskTokens, TokenizedSplit
+
+    raw = ODD_TEXTS + ACROSS_SPACES + random_texts(400, seed=12) + english_documents[:40] + paper_fixture_texts()
+    bpe = Gpt1Bpe.from_merges(*train_merges(count_words([clean(text) for text in raw], workers=1), 300))
+    monkeypatch.setattr(task_encoding, "_BATCH", 7)  # many batches, and batches that end inside a split
+    cases = {
+        "pairs": (TaskSpec("pairs", "entailment", ("yes", "no"), ("accuracy",), "test"),
+                  [EntailmentExample(a, b, i % 2) for i, (a, b) in enumerate(zip(raw[::2], raw[1::2]))]),
+        "choices": (TaskSpec("choices", "multiple_choice", (), ("accuracy",), "test"),
+                    [MultipleChoiceExample(raw[i], (raw[i + 1], raw[i + 2], ""), i % 3) for i in range(0, 300, 3)])}
+    for task, (spec, examples) in cases.items():
+        data = TaskData(spec, {"train": examples[:50], "dev": examples[50:61], "test": examples[61:]},
+                        {"train": 50, "dev": 11, "test": len(examples) - 61})
+        written = task_encoding.write_task(task, data, bpe, tmp_path / "streamed" / task)
+        assert written == {split: len(rows) for split, rows in data.splits.items()}
+        whole = {split: TokenizedSplit([[bpe.encode(text) for text in texts_of(example)] for example in rows],
+                                       [example.label for example in rows]) for split, rows in data.splits.items()}
+        TaskTokens(task, spec, whole, data.full_sizes, bpe.vocab_size, task_encoding.special_ids(bpe)).save(
+            tmp_path / "whole" / task)
+        streamed, expected = ({path.name: path.read_bytes() for path in (tmp_path / side / task).iterdir()}
+                              for side in ("streamed", "whole"))
+        assert streamed == expected and len(expected) == 4
+        assert task_encoding.encode_task(task, data, bpe) == TaskTokens.load(tmp_path / "streamed" / task)

@@ -17,18 +17,20 @@ from tiny import ROOT
 def measurement(tmp_path):
     path = tmp_path / "evaluation.json"
     path.write_text(json.dumps({
-        "encode": {"big": {"rows": {"train": 400_000, "dev": 1, "test": 1}, "seconds": 400.0},
-                   "slow": {"rows": {"train": 100_000, "dev": 1, "test": 1}, "seconds": 200.0},
+        "encode": {"big": {"rows": {"train": 400_000, "dev": 1, "test": 1}, "seconds": 400.0,
+                           "bytes_per_training_row": 10_000},
+                   "slow": {"rows": {"train": 100_000, "dev": 1, "test": 1}, "seconds": 200.0,
+                            "bytes_per_training_row": 8_000},
                    "wall_s": 600.0, "peak_rss_gb": 4.0},
         "analysis": {"table_5_intervals_s": 60.0, "majority_checks_s": 30.0, "tables_2_4_s": 6.0, "compare_s": 24.0,
                      "runs": 120, "peak_rss_gb": 0.3}}))
     return path
 
 
-def test_encode_takes_the_slower_rate_and_memory_grows_with_the_largest_task(tmp_path):
+def test_encode_takes_the_slower_rate_and_the_larger_memory_per_row(tmp_path):
     rates = plan_evaluation.read_rates(measurement(tmp_path))
     assert rates.seconds_per_example == pytest.approx(200.0 / 100_000)  # the slower task's
-    assert rates.gb_per_example == pytest.approx(4.0 / 400_000)
+    assert rates.gb_per_example == pytest.approx(10_000 / 1e9)  # big's bytes per training row, the larger
     params = load_params(ROOT / "params.yaml", [ROOT / "profiles" / "tiny.yaml"])
     figures = plan_evaluation.evaluation_figures(params, {"a": 900_000, "b": 100_000, "c": 100_000}, 4, rates)
     assert figures["encode_core_hours"] == pytest.approx(1_100_000 * 0.002 / 3600)

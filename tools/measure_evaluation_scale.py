@@ -9,8 +9,9 @@ The rows are synthetic and of the right shape: each task's family, labels and te
 tools/synthetic_corpus.py's prose. Each part runs in a child process of its own, so its peak memory (the child's
 maximum resident set) is its own:
 
-- encode: the encode-task stage's work (`load_task_data`, `encode_task`, `TaskTokens.save`) on a task of QQP's
-  363,846 training pairs and one of MNLI's 392,702, with the BPE given (--bpe: a `gpt1 bpe` output folder);
+- encode: the encode-task stage's work (`load_task_data`, then `write_task`) on a task of QQP's 363,846 training
+  pairs and one of MNLI's 392,702, with the BPE given (--bpe: a `gpt1 bpe` output folder), each task in a child of
+  its own that starts from the prepared files: its peak memory over its training rows is its bytes per training row;
 - analysis: predictions files for the paper profile's 13 test sets, 4 methods and 3 seeds (finetune.seeds) as the
   finetune stage writes them, then what the ablation and paper-tables stages compute from them (Table 5's intervals,
   each method against the majority class, Tables 2–4) and `gpt1 compare`'s bootstrap (seeds paired) of each method's
@@ -66,41 +67,60 @@ def sentences(count: int, seed: int = 0) -> list[str]:
     return found[:count]
 
 
-def encode_part(bpe_dir: Path) -> dict:
-    """The encode-task stage's work on each task of ENCODED, in a scratch tasks folder."""
+def write_task_files(task: str, tasks: Path) -> dict:
+    """A prepared task of ENCODED's training size (its dev and test TEST_ROWS) under `tasks`: its rows per split."""
     from gpt1.data.paper_tasks import PAPER_TASKS
     from gpt1.data.records import EntailmentExample, SimilarityExample, write_examples
-    from gpt1.data.task_data import Samples, load_task_data
     from gpt1.layout import split_file, task_spec
-    from gpt1.model.task_encoding import encode_task
+
+    spec = PAPER_TASKS[task].spec
+    sizes = {"train": ENCODED[task], "dev": TEST_ROWS[task], "test": TEST_ROWS[task]}
+    texts = sentences(2 * sum(sizes.values()), seed=list(ENCODED).index(task))
+    labels = np.random.default_rng(0).integers(0, len(spec.labels), sum(sizes.values()))
+    start = 0
+    for split, rows in sizes.items():
+        pairs = zip(texts[2 * start:2 * (start + rows):2], texts[2 * start + 1:2 * (start + rows):2],
+                    labels[start:start + rows].tolist())
+        record = EntailmentExample if spec.family == "entailment" else SimilarityExample
+        split_file(task, split, tasks).parent.mkdir(parents=True, exist_ok=True)
+        write_examples(split_file(task, split, tasks), [record(a, b, label) for a, b, label in pairs])
+        start += rows
+    task_spec(task, tasks).write_text(spec.to_json())
+    return sizes
+
+
+def encode_part(bpe_dir: Path, task: str, tasks: Path) -> dict:
+    """The encode-task stage's work on a prepared `task` under `tasks` (in a child of its own, so that its peak
+    memory is the stage's: the files were written by another process)."""
+    from gpt1.data.task_data import Samples, load_task_data
+    from gpt1.model.task_encoding import write_task
     from gpt1.tokenizer.bpe import Gpt1Bpe
 
+    began = time.perf_counter()
+    bpe = Gpt1Bpe.load(bpe_dir)
+    encoded = tasks.parent / "encoded" / task
+    written = write_task(task, load_task_data(Samples(0, None, None), task, tasks), bpe, encoded)
+    seconds = time.perf_counter() - began
+    size = sum(f.stat().st_size for f in encoded.iterdir())
+    result = {"rows": written, "seconds": round(seconds, 1), "rows_per_second": round(sum(written.values()) / seconds),
+              "output_mb": round(size / 1e6, 1), "bpe_merges": len(bpe.merges)}
+    print(f"encode {task}: {result}", file=sys.stderr)
+    return result
+
+
+def encode_tasks(bpe_dir: Path) -> dict:
+    """Each task of ENCODED prepared here, then encoded in a child: its time, peak memory and bytes per training
+    row (the child's peak over the training rows)."""
     result = {}
-    for task, train_rows in ENCODED.items():
-        spec = PAPER_TASKS[task].spec
-        sizes = {"train": train_rows, "dev": TEST_ROWS[task], "test": TEST_ROWS[task]}
-        texts = sentences(2 * sum(sizes.values()), seed=len(result))
-        labels = np.random.default_rng(0).integers(0, len(spec.labels), sum(sizes.values()))
+    for task in ENCODED:
         with tempfile.TemporaryDirectory() as scratch:
             tasks = Path(scratch) / "tasks"
-            start = 0
-            for split, rows in sizes.items():
-                pairs = zip(texts[2 * start:2 * (start + rows):2], texts[2 * start + 1:2 * (start + rows):2],
-                            labels[start:start + rows].tolist())
-                record = EntailmentExample if spec.family == "entailment" else SimilarityExample
-                split_file(task, split, tasks).parent.mkdir(parents=True, exist_ok=True)
-                write_examples(split_file(task, split, tasks), [record(a, b, label) for a, b, label in pairs])
-                start += rows
-            task_spec(task, tasks).write_text(spec.to_json())
-            began = time.perf_counter()
-            bpe = Gpt1Bpe.load(bpe_dir)
-            tokens = encode_task(task, load_task_data(Samples(0, None, None), task, tasks), bpe)
-            tokens.save(Path(scratch) / "encoded" / task)
-            seconds = time.perf_counter() - began
-            size = sum(f.stat().st_size for f in (Path(scratch) / "encoded" / task).iterdir())
-        result[task] = {"rows": sizes, "seconds": round(seconds, 1), "rows_per_second": round(sum(sizes.values()) /
-                        seconds), "output_mb": round(size / 1e6, 1), "bpe_merges": len(bpe.merges)}
-        print(f"encode {task}: {result[task]}", file=sys.stderr)
+            sizes = write_task_files(task, tasks)
+            found, seconds, peak_gb = child("encode", ["--bpe", str(bpe_dir), "--task", task, "--tasks", str(tasks)])
+        if found["rows"] != sizes:
+            raise SystemExit(f"encode {task}: {found['rows']} rows written, {sizes} prepared")
+        result[task] = {**found, "peak_rss_gb": round(peak_gb, 3),
+                        "bytes_per_training_row": round(peak_gb * 1e9 / sizes["train"])}
     return result
 
 
@@ -224,9 +244,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
                         help="measure these parts again, keeping the file's others")
     parser.add_argument("--part", choices=PARTS, help=argparse.SUPPRESS)
+    parser.add_argument("--task", choices=ENCODED, help=argparse.SUPPRESS)
+    parser.add_argument("--tasks", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.part:
-        done = {"encode": lambda: encode_part(args.bpe), "analysis": analysis_part,
+        done = {"encode": lambda: encode_part(args.bpe, args.task, args.tasks), "analysis": analysis_part,
                 "bootstrap_precision": precision_part}
         print(json.dumps(done[args.part]()))
         return 0
@@ -236,7 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     kept = json.loads(target.read_text()) if target.is_file() and set(args.parts) != set(PARTS) else {}
     record = {part: kept[part] for part in PARTS if part in kept and part not in args.parts}
     for part in args.parts:
-        found, seconds, peak = child(part, ["--bpe", str(args.bpe)])
+        if part == "encode":  # a child per task, after the parent prepared its files
+            began = time.perf_counter()
+            found = encode_tasks(args.bpe)
+            seconds, peak = time.perf_counter() - began, max(task["peak_rss_gb"] for task in found.values())
+        else:
+            found, seconds, peak = child(part, ["--bpe", str(args.bpe)])
         record[part] = {**found, "wall_s": round(seconds, 1), "peak_rss_gb": round(peak, 2)}
     record.update({"wall_s": round(sum(record[part]["wall_s"] for part in PARTS if part in record), 1),
                    "exit_status": 0, "cores": len(os.sched_getaffinity(0)),

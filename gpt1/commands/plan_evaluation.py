@@ -6,7 +6,8 @@ sizes and the analyses over predictions of the paper profile's test sets, method
 
 - encode_task: one process per task, the DAG's jobs side by side on the cores. Its time is counted per training
   example, the task's dev and test rows included in the proportion the measured tasks had (the slower of the two, a
-  pair task's); its peak memory grows with the rows it holds, scaled from the measured task's. Passages of several
+  pair task's); its peak memory is the measured bytes per training row (the larger task's) times the task's rows:
+  the examples it holds, and a fixed part (Python, spaCy, the BPE) that this overstates for a small task. Passages of several
   hundred words (RACE) take longer a row than the measured pairs.
 - the analyses (Table 5's intervals, the majority checks, Tables 2-4 and `gpt1 compare`'s bootstrap), one process
   each, scaled by the runs they read (test sets x methods x seeds) from the measurement's. The bootstrap's count of
@@ -41,8 +42,8 @@ def read_rates(path: Path = MEASUREMENT) -> EvaluationRates | None:
     encode, analysis = measured["encode"], measured["analysis"]
     tasks = [encode[name] for name in encode if isinstance(encode[name], dict)]
     per_example = max(task["seconds"] / task["rows"]["train"] for task in tasks)
-    largest = max(task["rows"]["train"] for task in tasks)
-    return EvaluationRates(per_example, encode["peak_rss_gb"] / largest, sum(analysis[key] for key in ANALYSES),
+    per_row_gb = max(task["bytes_per_training_row"] for task in tasks) / 1e9
+    return EvaluationRates(per_example, per_row_gb, sum(analysis[key] for key in ANALYSES),
                            analysis["runs"], analysis["peak_rss_gb"])
 
 

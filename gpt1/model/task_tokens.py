@@ -13,6 +13,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Mapping, Sequence
 
 from gpt1.files.atomic import atomic_directory
 from gpt1.data.records import SPLITS, TaskSpec
@@ -47,14 +48,14 @@ class TaskTokens:
                 for split, tokens in self.splits.items()}
 
     def save(self, folder: Path) -> None:
-        """<split>.jsonl (one {"texts", "label"} per example) and tokens.json, the folder whole or not at all."""
-        info = {"task": self.task, "spec": json.loads(self.spec.to_json()), "full_sizes": self.full_sizes,
+        """The folder `write_task_tokens` writes, from these tokens."""
+        write_task_tokens(folder, self.header(), {split: zip(tokens.texts, tokens.labels)
+                                                  for split, tokens in self.splits.items()})
+
+    def header(self) -> dict:
+        """tokens.json's content: everything but the rows."""
+        return {"task": self.task, "spec": json.loads(self.spec.to_json()), "full_sizes": self.full_sizes,
                 "vocab_size": self.vocab_size, "special": dataclasses.asdict(self.special)}
-        with atomic_directory(folder) as staging:
-            for split, tokens in self.splits.items():
-                split_jsonl(staging, split).write_text("".join(
-                    json.dumps({"texts": texts, "label": label}) + "\n" for texts, label in zip(tokens.texts, tokens.labels)))
-            (staging / INFO).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
 
     @classmethod
     def load(cls, folder: Path) -> "TaskTokens":
@@ -65,6 +66,22 @@ class TaskTokens:
             rows = [json.loads(line) for line in split_jsonl(folder, split).read_text().splitlines()]
             splits[split] = TokenizedSplit([row["texts"] for row in rows], [row["label"] for row in rows])
         return cls(info["task"], TaskSpec.from_dict(info["spec"]), splits, info["full_sizes"], info["vocab_size"], SpecialIds(**info["special"]))
+
+
+def write_task_tokens(folder: Path, header: dict,
+                      rows: Mapping[str, Iterable[tuple[Sequence[Sequence[int]], float]]]) -> dict[str, int]:
+    """<split>.jsonl (one {"texts", "label"} per example, written as each row comes, so that a large task is never
+    held whole) and tokens.json (`header`), the folder whole or not at all; the rows written per split."""
+    counts = {}
+    with atomic_directory(folder) as staging:
+        for split, split_rows in rows.items():
+            with split_jsonl(staging, split).open("w", encoding="utf-8") as handle:
+                counts[split] = 0
+                for texts, label in split_rows:
+                    handle.write(json.dumps({"texts": texts, "label": label}) + "\n")
+                    counts[split] += 1
+        (staging / INFO).write_text(json.dumps(header, indent=2, sort_keys=True) + "\n")
+    return counts
 
 
 def _info(folder: Path) -> dict:

@@ -18,7 +18,7 @@ def add_arguments(parser) -> None:
 
 def main(args, params: Params) -> None:
     from gpt1.data.task_data import Samples, load_task_data
-    from gpt1.model.task_encoding import encode_task
+    from gpt1.model.task_encoding import write_task
     from gpt1.tokenizer.bpe import Gpt1Bpe
 
     bpe, samples = Gpt1Bpe.load(layout.BPE), Samples.of(params)
@@ -27,6 +27,5 @@ def main(args, params: Params) -> None:
     folders = {args.task: layout.task_tokens(args.task)}
     folders |= {other: layout.task_tokens(other, model_of=args.task) for other in params.data.scored_with(args.task)}
     for task, folder in folders.items():
-        tokens = encode_task(task, load_task_data(samples, task, layout.TASKS), bpe)
-        tokens.save(folder)
-        log.info("%s: %s examples encoded", task, {split: len(rows) for split, rows in tokens.splits.items()})
+        written = write_task(task, load_task_data(samples, task, layout.TASKS), bpe, folder)
+        log.info("%s: %s examples encoded", task, written)
