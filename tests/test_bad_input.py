@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpt1.data import embedded, upstream_rows
+from gpt1.data import packaged, upstream_rows
 from gpt1.data.records import TaskSpec, check_examples, read_examples
 from gpt1.errors import UserError
 
@@ -131,7 +131,7 @@ def test_upstream_files_that_are_not_utf8(tmp_path):
     snippets.parent.mkdir(parents=True)
     snippets.write_bytes(b"1\t1.5\t" + NOT_UTF8 + b"\n")
     with pytest.raises(UserError, match="movieReviewSnippets_GroundTruth.txt: not UTF-8 text"):
-        embedded.load_rt_polarity(tmp_path)
+        packaged.load_rt_polarity(tmp_path)
     tsv = tmp_path / "train.tsv"
     tsv.write_bytes(b"sentence\tlabel\ngood\t1\n" + NOT_UTF8 + b"\t0\n")
     with pytest.raises(UserError, match="train.tsv: not UTF-8 text"):

@@ -131,19 +131,19 @@ def test_snakemake_refuses_config_overrides_that_the_commands_would_not_see():
 
 def test_dvc_yaml_is_what_the_stage_table_gives():
     """dvc.yaml is written from gpt1/pipeline/stage_table.py's rows, never by hand."""
-    from gpt1.pipeline import generated
+    from gpt1.pipeline import regenerate
 
     written = (ROOT / "dvc.yaml").read_text(encoding="utf-8")
-    assert generated.dvc_yaml_text() == written, f"dvc.yaml is stale: run `{generated.REGENERATE}`"
+    assert regenerate.dvc_yaml_text() == written, f"dvc.yaml is stale: run `{regenerate.REGENERATE}`"
 
 
 def test_the_committed_code_fingerprints_are_the_codes():
     """Each stage depends on its code fingerprint (code_fingerprints/<stage>.txt), derived from the modules its imports
     reach: a commit whose fingerprints lag its code would leave a fresh clone's `dvc status` blind to the edit until
     user_files ran."""
-    from gpt1.pipeline import code_fingerprint, generated
+    from gpt1.pipeline import code_fingerprint, regenerate
 
-    assert not code_fingerprint.stale(ROOT, ROOT), f"code_fingerprints/ is stale: run `{generated.REGENERATE}`"
+    assert not code_fingerprint.stale(ROOT, ROOT), f"code_fingerprints/ is stale: run `{regenerate.REGENERATE}`"
     files = {path.stem for path in (ROOT / "code_fingerprints").glob("*.txt")}
     stages = dag.resolve(ROOT / "dvc.yaml", composed("default"))
     expected = {stage.declared for stage in stages if stage.declared != "user_files"}
@@ -168,7 +168,7 @@ def test_the_import_walk_sees_late_imports_and_the_neutral_modules_exist():
     assert {"tokenizer.bpe", "data.cleanup"} <= closure("stages.encode_task")  # through model.task_encoding
     # Fine-tuning reads encode-task's ids: a change to the tokenizer re-runs the encoding, not every job.
     assert not {"tokenizer.bpe", "data.cleanup", "files.parallel"} & closure("stages.finetune")
-    assert "data.registry" in code_deps.imports_of(ROOT, "data.prepare")  # `from gpt1.data import embedded, registry`
+    assert "data.registry" in code_deps.imports_of(ROOT, "data.prepare")  # `from gpt1.data import packaged, registry`
     assert all(code_deps.source_of(ROOT, module).is_file() for module in code_deps.NEUTRAL)
 
 
@@ -253,11 +253,11 @@ def test_the_generated_docs_are_what_dvc_yaml_and_the_stage_table_give(page):
     """The README's Mermaid drawing of the DAG (`dag.drawing`) and docs/pipeline.md's table of stages
     (`dag.stage_table_markdown`) are generated from dvc.yaml and gpt1/pipeline/stage_table.py: a stage, dependency,
     output or help text that the page lacks fails here."""
-    from gpt1.pipeline import generated
+    from gpt1.pipeline import regenerate
 
-    markers, part = generated.generated(ROOT)[ROOT / page]
-    written = generated.split((ROOT / page).read_text(encoding="utf-8"), markers)[1]
-    assert written == part, f"{page} is stale: run `{generated.REGENERATE}`"
+    markers, part = regenerate.generated(ROOT)[ROOT / page]
+    written = regenerate.split((ROOT / page).read_text(encoding="utf-8"), markers)[1]
+    assert written == part, f"{page} is stale: run `{regenerate.REGENERATE}`"
 
 
 
@@ -265,7 +265,7 @@ def test_the_generated_docs_are_what_dvc_yaml_and_the_stage_table_give(page):
 def test_a_new_stage_is_its_module_one_row_and_the_roles_of_its_settings(tmp_path):
     """In a copy of the project, a stage added by its module, its row in gpt1/pipeline/stage_table.py and its name in
     the role of the setting it reads (gpt1/params/schema.py), gets its dvc.yaml entry from `python -m
-    gpt1.pipeline.generated` (its command, data dependencies, the code it imports and all behind that, its params and
+    gpt1.pipeline.regenerate` (its command, data dependencies, the code it imports and all behind that, its params and
     outputs; every other entry as it was) and its row in docs/pipeline.md; Snakemake plans it with its log and
     threads, and the CLI runs it with its own log. Its name is one no real stage would take, so the copy gains a stage
     rather than replacing one."""
@@ -303,7 +303,7 @@ def test_a_new_stage_is_its_module_one_row_and_the_roles_of_its_settings(tmp_pat
         assert done.returncode == 0, done.stderr + done.stdout
         return done.stdout
 
-    run("gpt1.pipeline.generated")
+    run("gpt1.pipeline.regenerate")
     text = (tmp_path / "dvc.yaml").read_text()
     assert "  example_stage:\n    # An example.\n    desc: write the seed\n    cmd: gpt1 example-stage\n" in text
     stages = yaml.safe_load(text)["stages"]
@@ -330,7 +330,7 @@ def test_a_new_stage_is_its_module_one_row_and_the_roles_of_its_settings(tmp_pat
 def test_the_generator_never_writes_over_a_hand_edit_of_dvc_yaml(tmp_path):
     """dvc.yaml records the sha256 of what the generator wrote: a hand edit that changes a stage stops the generator
     with what to do, the file as the user left it; one that changes only comments is written over."""
-    from gpt1.pipeline import generated
+    from gpt1.pipeline import regenerate
 
     for name in ("gpt1", "profiles"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -341,8 +341,8 @@ def test_the_generator_never_writes_over_a_hand_edit_of_dvc_yaml(tmp_path):
     edited = dvc_yaml.read_text().replace("cmd: gpt1 bpe\n", "cmd: gpt1 bpe --my-option\n")
     dvc_yaml.write_text(edited)
     with pytest.raises(SystemExit, match="was edited by hand .* make it in gpt1/pipeline/stage_table.py's rows"):
-        generated.main(tmp_path)
+        regenerate.main(tmp_path)
     assert dvc_yaml.read_text() == edited
     dvc_yaml.write_text((ROOT / "dvc.yaml").read_text().replace("stages:\n", "# my note\nstages:\n"))
-    generated.main(tmp_path)
+    regenerate.main(tmp_path)
     assert dvc_yaml.read_text() == (ROOT / "dvc.yaml").read_text()

@@ -658,7 +658,7 @@ def problems_of(line: str, project: Project) -> list[str]:
     ("snakemake --cores 1 --set-resources pretrian:gpu=0", "no rule pretrian"),
     ("python -m gpt1.no_such_module", "no such module"),
     ("python tools/no_such_tool.py", "no such file"),
-    ("python - <<'EOF'\nfrom gpt1.data.embedded import no_such_loader\nEOF", "no such name"),
+    ("python - <<'EOF'\nfrom gpt1.data.packaged import no_such_loader\nEOF", "no such name"),
     ("bash tests/cluster/no_such.sh", "no such file"),
     ("pytest tests/test_no_such.py::test_x", "no such file"),
     ("pip install -e no_such_folder/", "no such file"),
@@ -684,7 +684,7 @@ def test_a_drifted_command_fails_its_check(line, complaint, project):
     "python -m pytest tests/test_doc_commands.py::test_placeholders -q",
     "pytest -q -m gpu -n 2 --dist loadfile tests/test_gpu.py",
     "dvc queue start --jobs K && snakemake --cores N --configfile <file> && dvc add <file>",  # placeholders
-    "python - <<'EOF'\nfrom gpt1.data.embedded import load_rt_polarity\nimport pandas\nEOF",
+    "python - <<'EOF'\nfrom gpt1.data.packaged import load_rt_polarity\nimport pandas\nEOF",
     "bash -c 'make test && ls tests/cluster'",
     "pip install 'dvc[s3]' -r requirements/lock.txt && pip install -e .",
     "sbatch --wrap 'echo hi' && ls <FOLDER>",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gpt1.train import finetune
+from gpt1.train import finetune, finetune_loop, finetune_predict, finetune_start
 from gpt1.methods import resolve
 from gpt1.train.lr_schedules import warmup_linear
 from gpt1.params.schema import Params, parse_params
@@ -329,7 +329,7 @@ def test_every_loss_term_is_made_on_the_models_device_in_one_float_dtype(name):
     batch = collate([EncodedExample(((40, 1, 2, 3, 42),), 1), EncodedExample(((40, 4, 42),), 0)], regression=False)
     lm_coef = method.lm_coef
     with torch.device("meta"):
-        losses = finetune.batch_losses(model, batch, lm_coef)
+        losses = finetune_loop.batch_losses(model, batch, lm_coef)
     device = next(model.parameters()).device
     assert len(losses) == 3 and [loss.device for loss in losses] == [device] * 3
     assert len({loss.dtype for loss in losses}) == 1 and losses[0].dtype.is_floating_point
@@ -341,14 +341,14 @@ def test_predictions_reach_the_host_once_per_batch(monkeypatch):
     rows' lengths come from the host (Batch.host_lengths), not back from the device."""
     model = tiny_task_model(SPECS["rt_polarity"]).eval()
     examples = [EncodedExample(((40, *range(1, 2 + i % 6), 42),), i % 2) for i in range(10)]
-    expected = finetune.predict(model, examples, 4, torch.device("cpu"))
+    expected = finetune_predict.predict(model, examples, 4, torch.device("cpu"))
     reads = []
     for name in ("cpu", "tolist", "item", "numpy"):
         def counted(self, *args, _name=name, _original=getattr(torch.Tensor, name), **kwargs):
             reads.append(_name)
             return _original(self, *args, **kwargs)
         monkeypatch.setattr(torch.Tensor, name, counted)
-    outputs = finetune.predict(model, examples, 4, torch.device("cpu"))
+    outputs = finetune_predict.predict(model, examples, 4, torch.device("cpu"))
     monkeypatch.undo()
     assert reads == ["cpu"] * 3  # 10 examples in batches of 4
     assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
@@ -364,7 +364,7 @@ def test_a_batch_moved_to_the_cpu_is_not_pinned_and_keeps_its_lengths_on_the_hos
 
 def test_fine_tuning_announces_its_device_precision_and_why(caplog, tmp_path):
     caplog.set_level("INFO", logger="gpt1.train.precision")
-    prepared = finetune.prepare(finetune.FinetuneSettings.of(tiny_params()), tokens=None, pretrain_dir=tmp_path)
+    prepared = finetune.load_task(finetune.FinetuneSettings.of(tiny_params()), tokens=None, pretrain_dir=tmp_path)
     assert prepared.device == torch.device("cpu")
     assert "running on cpu in fp32: finetune.device is cpu" in caplog.messages
 
@@ -431,10 +431,10 @@ def test_keeping_every_block_draws_nothing_so_it_is_the_full_run(workspace):
     model = finetune.language_model(_method("full"), bpe.vocab_size, workspace / "pretrain", tiny_params().model)
     weights = {name: value.clone() for name, value in model.state_dict().items()}
     before = torch.manual_seed(0).get_state()
-    finetune.reinitialise_blocks(model, depth)
+    finetune_start.reinitialise_blocks(model, depth)
     assert torch.equal(torch.get_rng_state(), before)  # so the head's init and dropout draw the same numbers
     assert all(torch.equal(value, weights[name]) for name, value in model.state_dict().items())
-    finetune.reinitialise_blocks(model, depth - 1)
+    finetune_start.reinitialise_blocks(model, depth - 1)
     assert not torch.equal(torch.get_rng_state(), before)  # replacing a block does draw
 
 
@@ -511,7 +511,7 @@ def test_fine_tuning_learns_an_easy_task():
     params = tiny_params(lr=3e-3, batch_size=8, epochs=8)
     finetune.train(model, examples, params.finetune, resolve("full", params), seed=1,
                    device=torch.device("cpu"))
-    outputs = finetune.predict(model, examples, 16, torch.device("cpu"))
+    outputs = finetune_predict.predict(model, examples, 16, torch.device("cpu"))
     accuracy = sum(int(out.argmax()) == ex.label for out, ex in zip(outputs, examples)) / len(examples)
     assert accuracy == 1.0
 

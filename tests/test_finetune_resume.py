@@ -72,7 +72,7 @@ class Crash(Exception):
 
 def _crash_on_write(monkeypatch, count: int) -> None:
     """The job dies while writing its `count`-th seed (after the earlier ones finished)."""
-    write, calls = finetune._write, [0]
+    write, calls = finetune.write_run, [0]
 
     def crashing(*args, **kwargs):
         calls[0] += 1
@@ -80,7 +80,7 @@ def _crash_on_write(monkeypatch, count: int) -> None:
             raise Crash()
         write(*args, **kwargs)
 
-    monkeypatch.setattr(finetune, "_write", crashing)
+    monkeypatch.setattr(finetune, "write_run", crashing)
 
 
 def _run_seeds(workspace: Path, out: Path, state: Path | None, **settings) -> None:

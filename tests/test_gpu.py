@@ -19,7 +19,7 @@ def test_every_method_trains_an_update_on_the_gpu(name):
     from gpt1 import methods
     from gpt1.model.heads import collate
     from gpt1.model.transforms import EncodedExample
-    from gpt1.train import finetune
+    from gpt1.train import finetune, finetune_loop
     from gpt1.train.loop import TrainingState
     from test_finetune import SPECS, tiny_params, tiny_task_model
 
@@ -31,7 +31,7 @@ def test_every_method_trains_an_update_on_the_gpu(name):
     lm_coef = method.lm_coef
     state = TrainingState.start(model, model.parameter_groups(0.01), 1e-3, (0.9, 0.999), 1e-8, lambda step: 1.0)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16)
-    losses, grad_norm = state.update([lambda: finetune.batch_losses(model, batch.to(device), lm_coef)], 1.0,
+    losses, grad_norm = state.update([lambda: finetune_loop.batch_losses(model, batch.to(device), lm_coef)], 1.0,
                                      autocast=autocast)
     assert losses.device.type == "cuda" and torch.isfinite(losses).all() and grad_norm > 0
 

@@ -23,7 +23,7 @@ from gpt1.data.records import MultipleChoiceExample as M
 from gpt1.data.records import SimilarityExample as S
 from gpt1.data.records import TaskSpec
 from gpt1.data.sources import LocalFolder, Source, fetch_source
-from gpt1.data.transfer import UrlArchive
+from gpt1.data.downloads import UrlArchive
 from gpt1.data.tasks import make_splits
 
 try:

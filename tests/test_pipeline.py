@@ -209,10 +209,10 @@ def test_the_first_seeds_model_is_kept_and_predicts_as_the_stage_did(dvc_repo):
 
 
 def test_the_english_block_is_where_the_reader_takes_it_in_the_real_file(dvc_repo):
-    """embedded.ENGLISH_PARAGRAPH_EXAMPLES is a fact about the pinned BIG-bench file; the unit tests' fixture is
+    """packaged.ENGLISH_PARAGRAPH_EXAMPLES is a fact about the pinned BIG-bench file; the unit tests' fixture is
     built to match it, so only the real file can check it. By the rate of English function words, every
     document of the block is English and none of the 2,000 either side of it is."""
-    from gpt1.data.embedded import ENGLISH_PARAGRAPH_EXAMPLES as block
+    from gpt1.data.packaged import ENGLISH_PARAGRAPH_EXAMPLES as block
 
     task = dvc_repo / "data/raw/bigbench/bigbench/benchmark_tasks/paragraph_segmentation/task.json"
     examples = json.loads(task.read_text(encoding="utf-8"))["examples"]

@@ -7,7 +7,7 @@ import yaml
 
 from fixtures_embedded import (BENCH, CLAIMS, GENSIM, QUESTIONS, REVIEWS, SNLI_PREMISES, STS, STS_PAIRS,
                                write_embedded_raw)
-from gpt1.data import embedded
+from gpt1.data import packaged
 from gpt1.data.registry import TASKS
 from gpt1.data.tasks import make_splits
 from gpt1.stages import prepare
@@ -58,7 +58,7 @@ def test_tasks_get_fixed_seeded_splits(params, tmp_path):
 
 def test_lee_pairs_split_at_random_into_disjoint_sets_with_their_ratings(tmp_path):
     write_embedded_raw(tmp_path)
-    found = embedded.load_lee_similarity(tmp_path)
+    found = packaged.load_lee_similarity(tmp_path)
     assert set(found) == {"train"}  # the registry's carved_fractions split it, as any carved task
     definition = TASKS["lee_similarity"]
     splits = make_splits(found, "lee_similarity", 1234, 0.1, 0.1, definition.carved_fractions)
@@ -76,13 +76,13 @@ def test_lee_pairs_split_at_random_into_disjoint_sets_with_their_ratings(tmp_pat
     test_documents = {example.a for example in splits["test"]} | {example.b for example in splits["test"]}
     train_documents = {example.a for example in splits["train"]} | {example.b for example in splits["train"]}
     assert test_documents <= train_documents  # transductive, as the loader's docstring says
-    assert make_splits(embedded.load_lee_similarity(tmp_path), "lee_similarity", 1234, 0.1, 0.1,
+    assert make_splits(packaged.load_lee_similarity(tmp_path), "lee_similarity", 1234, 0.1, 0.1,
                        definition.carved_fractions) == splits  # seeded
 
 
 def test_sts_benchmark_keeps_its_own_splits_scores_and_verbatim_quotes(tmp_path):
     write_embedded_raw(tmp_path)
-    splits = embedded.load_sts_benchmark(tmp_path)
+    splits = packaged.load_sts_benchmark(tmp_path)
     assert {split: len(rows) for split, rows in splits.items()} == {"train": 18, "dev": 6, "test": 6}
     assert [(e.a, e.b, e.label) for e in splits["test"]] == [(a, b, float(score)) for a, b, score in STS_PAIRS[24:]]
     assert splits["train"][0].b == 'A person plays "guitar 0.'  # no quoting parser: the stray quote stays
@@ -98,7 +98,7 @@ def test_a_malformed_sts_row_names_its_file_and_line(tmp_path, row, message):
     path = tmp_path / STS / "sts-dev.csv"
     path.write_text(path.read_text() + row)
     with pytest.raises(UserError, match=f"sts-dev.csv:7: {message}"):
-        embedded.load_sts_benchmark(tmp_path)
+        packaged.load_sts_benchmark(tmp_path)
 
 
 def test_decontamination_removes_every_dev_and_test_sentence(params, tmp_path):
@@ -164,7 +164,7 @@ def test_malformed_rows_stop_with_file_and_row(params, tmp_path, path, content, 
 
 def test_english_block_is_where_the_catalogue_says(tmp_path):
     write_embedded_raw(tmp_path)
-    documents = list(embedded.read_wiki_paragraphs(tmp_path))
+    documents = list(packaged.read_wiki_paragraphs(tmp_path))
     assert len(documents) == 1000 and documents[0].count("\n\n") == 1
 
 

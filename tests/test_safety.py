@@ -137,9 +137,9 @@ def test_a_diverging_fine_tuning_run_stops_names_the_rate_and_writes_nothing(wor
 
 
 def test_a_non_finite_prediction_is_never_written_as_bare_nan(workspace, monkeypatch):  # noqa: F811
-    from gpt1.train import finetune
+    from gpt1.train import finetune_outputs
 
-    monkeypatch.setattr(finetune, "predict", lambda model, examples, *args: [torch.tensor([float("nan"), 0.5])
+    monkeypatch.setattr(finetune_outputs, "predict", lambda model, examples, *args: [torch.tensor([float("nan"), 0.5])
                                                                                for _ in examples])
     with pytest.raises(UserError, match="not a finite number"):
         run(workspace, "rt_polarity", "full", out="nan-predictions")

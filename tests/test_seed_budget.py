@@ -17,7 +17,7 @@ spec.loader.exec_module(seed_budget)
 def test_the_seconds_are_read_from_the_line_fine_tuning_logs():
     """The line gpt1/train/finetune.py writes after each seed, rendered from its own format string."""
     source = (ROOT / "gpt1/train/finetune.py").read_text()
-    template = source.split('log.info("%s / %s / seed %d: test %s; seconds:', 1)[1].split('", prepared.task', 1)[0]
+    template = source.split('log.info("%s / %s / seed %d: test %s; seconds:', 1)[1].split('", loaded.task', 1)[0]
     line = "%s / %s / seed %d: test %s; seconds:" + template.replace('"\n             "', "")
     rendered = "gpt1 finetune: " + line % ("sts_b", "full", 4, {"pearson": 0.2}, 1.5, 20.25, 3.0)
     assert seed_budget.SEED_SECONDS.findall(rendered) == [("4", "1.5", "20.2", "3.0")]  # one decimal, as logged

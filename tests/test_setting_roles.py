@@ -95,12 +95,12 @@ def test_a_finished_seed_trained_with_another_value_of_a_training_setting_is_tra
 
     def signature(chosen):
         settings = finetune.FinetuneSettings.of(chosen)
-        prepared = finetune.prepare(settings, tokens_of(chosen, "rt_polarity", workspace / "tasks", workspace / "bpe"),
+        prepared = finetune.load_task(settings, tokens_of(chosen, "rt_polarity", workspace / "tasks", workspace / "bpe"),
                                     workspace / "pretrain")
         method = resolve("full", chosen)
         model = finetune.language_model(method, prepared.tokens.vocab_size, workspace / "pretrain",
                                         settings.fresh_model, None, None)
-        return finetune._signature(prepared, method, 1, model, 32, None, None, False)
+        return finetune._signature(prepared, finetune.SeedRun(method, 1), model, 32)
 
     before, after = signature(params), signature(changed)
     assert before != after
@@ -114,12 +114,12 @@ def test_a_finished_seed_trained_with_another_value_of_a_training_setting_is_tra
 
 def _seed_signature(chosen, workspace, method_name: str = "full") -> str:
     settings = finetune.FinetuneSettings.of(chosen)
-    prepared = finetune.prepare(settings, tokens_of(chosen, "rt_polarity", workspace / "tasks", workspace / "bpe"),
+    prepared = finetune.load_task(settings, tokens_of(chosen, "rt_polarity", workspace / "tasks", workspace / "bpe"),
                                 workspace / "pretrain")
     method = resolve(method_name, chosen)
     model = finetune.language_model(method, prepared.tokens.vocab_size, workspace / "pretrain", settings.fresh_model,
                                     None, None)
-    return finetune._signature(prepared, method, 1, model, 32, None, None, False)
+    return finetune._signature(prepared, finetune.SeedRun(method, 1), model, 32)
 
 
 def test_adding_a_method_keeps_every_finished_seed_of_the_others(workspace, tmp_path):

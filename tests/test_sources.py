@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gpt1.errors import UserError
-from gpt1.data import transfer
+from gpt1.data import downloads
 from gpt1.data.sources import (
     LocalFolder,
     PackageArchive,
@@ -556,7 +556,7 @@ def misbehaving_server():
 def test_a_transfer_that_is_cut_off_too_large_or_too_slow_stops_with_one_line_and_keeps_nothing(
         tmp_path, monkeypatch, misbehaving_server, mode, limits, message):
     for name, value in limits.items():
-        monkeypatch.setattr(transfer, name, value)
+        monkeypatch.setattr(downloads, name, value)
     archive = UrlArchive(url=f"{misbehaving_server}/{mode}", filename=f"{mode}.bin", sha256="0" * 64)
     started = time.monotonic()
     with pytest.raises(UserError, match=message):
@@ -566,12 +566,12 @@ def test_a_transfer_that_is_cut_off_too_large_or_too_slow_stops_with_one_line_an
 
 
 def test_a_pip_download_that_hangs_stops_at_the_deadline(tmp_path, monkeypatch):
-    monkeypatch.setattr(transfer, "DEADLINE_SECONDS", 1)
+    monkeypatch.setattr(downloads, "DEADLINE_SECONDS", 1)
 
     def hang(command, **options):
         raise subprocess.TimeoutExpired(command, options["timeout"])
 
-    monkeypatch.setattr(transfer.subprocess, "run", hang)
+    monkeypatch.setattr(downloads.subprocess, "run", hang)
     archive = PackageArchive(package="six", version="1.16.0", filename="six-1.16.0-py2.py3-none-any.whl", sha256="0" * 64)
     with pytest.raises(UserError, match=r"took more than 1 s"):
         fetch_archive(archive, tmp_path / "cache")
@@ -589,7 +589,7 @@ def test_an_unreachable_registry_names_the_mirror_and_the_cached_file_that_would
     monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
     monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
     payload = b"an archive's bytes"
-    archive = transfer.PackageArchive(package="gpt1-absent-package", version="1.0",
+    archive = downloads.PackageArchive(package="gpt1-absent-package", version="1.0",
                                       filename="gpt1_absent_package-1.0-py3-none-any.whl",
                                       sha256=hashlib.sha256(payload).hexdigest())
     with pytest.raises(UserError) as error:

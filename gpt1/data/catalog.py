@@ -7,7 +7,7 @@ Sizes and counts are those of the pinned files; see README "Data" for what each 
 from __future__ import annotations
 
 from gpt1.data.sources import Source
-from gpt1.data.transfer import PackageArchive
+from gpt1.data.downloads import PackageArchive
 
 BIGBENCH = PackageArchive(
     package="bigbench", version="1.0.0", sdist=True, filename="bigbench-1.0.0.tar.gz",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 FINGERPRINT_BYTES = 16
-BUFFER = 1 << 20  # fingerprints held in the Python set before a merge: ~90 MB at most
+BUFFER = 1 << 20  # fingerprints held in the Python set before a merge: what bounds its memory
 
 
 class FingerprintSet:

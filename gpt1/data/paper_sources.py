@@ -11,7 +11,7 @@ mirrors them plus GLUE's list of dev ids, which is exactly what GLUE's download 
 from __future__ import annotations
 
 from gpt1.data.sources import LocalFolder, Source
-from gpt1.data.transfer import UrlArchive
+from gpt1.data.downloads import UrlArchive
 
 GLUE_URL = "https://dl.fbaipublicfiles.com/glue/data/"  # where GLUE's download_glue_data.py fetches from
 SENTEVAL_URL = "https://dl.fbaipublicfiles.com/senteval/senteval_data/"

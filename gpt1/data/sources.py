@@ -20,7 +20,7 @@ from typing import Iterator, Sequence, Union
 
 from gpt1.files.atomic import atomic_directory, atomic_path
 from gpt1.files.digests import sha256_of
-from gpt1.data.transfer import PackageArchive, UrlArchive, http_download, pip_download
+from gpt1.data.downloads import PackageArchive, UrlArchive, http_download, pip_download
 from gpt1.errors import UserError
 
 NESTED = "::"  # "outer.tar.gz::inner/file" names a file inside an archive inside the archive

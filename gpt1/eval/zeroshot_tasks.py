@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Sequence
 
 from gpt1.tokenizer.bpe import Gpt1Bpe
-from gpt1.data.embedded import AGREEMENT_FILE, read_agreement
+from gpt1.data.packaged import AGREEMENT_FILE, read_agreement
 from gpt1.errors import UserError
 from gpt1.data.records import ClassificationExample, MultipleChoiceExample, TaskSpec, read_examples
 from gpt1.data.registry import TASKS

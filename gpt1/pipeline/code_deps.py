@@ -3,7 +3,7 @@ module's gpt1 imports (at the top or inside functions) to their closure; gpt1/pi
 the stage's data dependencies.
 
 Written into dvc.yaml, not kept in a separate fingerprint per stage, so that DVC itself hashes every module a stage
-runs: `dvc status` names the stages a code edit re-runs before anything runs. `python -m gpt1.pipeline.generated`
+runs: `dvc status` names the stages a code edit re-runs before anything runs. `python -m gpt1.pipeline.regenerate`
 writes them; tests/test_dag.py fails while dvc.yaml differs from what it would write.
 """
 

@@ -11,7 +11,7 @@ docstring at run time (a CLI's help text drawn from `__doc__`) changes what it p
 no stage writes such text into an output.
 
 The files are refreshed, each written only when its text changes, by the `user-files` stage (which DVC runs first on
-every `dvc repro`), by workflow/Snakefile before it builds its rules, and by `python -m gpt1.pipeline.generated`;
+every `dvc repro`), by workflow/Snakefile before it builds its rules, and by `python -m gpt1.pipeline.regenerate`;
 tests/test_dag.py fails while a committed file is stale.
 """
 

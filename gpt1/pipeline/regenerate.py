@@ -3,7 +3,7 @@ gpt1/pipeline/stage_table.py and the settings' roles (gpt1/params/roles.py; gpt1
 code fingerprint, from the modules its imports reach (gpt1/pipeline/code_fingerprint.py); then the documentation
 drawn from dvc.yaml and the stage table for the default params: the README's Mermaid drawing of the DAG
 (`dag.drawing`) and docs/pipeline.md's table of stages (`dag.stage_table_markdown`).
-`python -m gpt1.pipeline.generated` rewrites them in place; tests/test_dag.py fails while any differs from what it
+`python -m gpt1.pipeline.regenerate` rewrites them in place; tests/test_dag.py fails while any differs from what it
 would write.
 """
 
@@ -19,7 +19,7 @@ from gpt1.params.files import compose_raw
 from gpt1.params.schema import parse_params
 from gpt1.pipeline import code_fingerprint, dag, dvc_yaml
 
-REGENERATE = "python -m gpt1.pipeline.generated"
+REGENERATE = "python -m gpt1.pipeline.regenerate"
 DVC_YAML_HEADER = (
     "# Generated from gpt1/pipeline/stage_table.py, a row per stage, each depending on the fingerprint of the code it\n"
     "# runs (code_fingerprints/, gpt1/pipeline/code_fingerprint.py) and with the settings whose role names it as params\n"
