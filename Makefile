@@ -74,7 +74,7 @@ test-cluster: install
 	bash tests/cluster/slurm.sh start "$$state" && \
 	. "$$state/env" && GPT1_TEST_CLUSTER="$$state" pytest -q -s -m cluster tests/test_cluster.py
 
-# A GPU window in one command (docs/gpu.md). Here, with the registries: wheels for the GPU machine's Python of the
+# A GPU run in one command (docs/gpu.md). Here, with the registries: wheels for the GPU machine's Python of the
 # locked packages its image lacks, and the GPU profile's prepared data, in gpu-bundle/. There, with no network and
 # no .venv (its own python3 with torch), from a checkout holding gpu-bundle/: the GPU tests, the GPU profile to
 # Table 5 and the benchmark, into gpu-report/.
@@ -84,7 +84,7 @@ gpu-bundle: install
 gpu-check:
 	python3 tools/gpu_check.py
 
-# The same window spent on the paper's findings: longer pre-training, Table 5, the gap against pre-training tokens.
+# The same run spent on the paper's findings: longer pre-training, Table 5, the gap against pre-training tokens.
 gpu-science:
 	python3 tools/gpu_check.py --science
 

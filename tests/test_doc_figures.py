@@ -249,3 +249,61 @@ def test_a_figure_is_checked_against_the_file_it_cites_not_any_file(tmp_path, mo
     assert cited_files("It took 557 s (`docs/measurements/gpu/`).", page) == folder
     assert cited_files("It took 557 s ([the GPU check](measurements/gpu/)).", page) == folder
     assert unheld_figures("It took 557 s ([the GPU check](measurements/gpu/)).", page) == []
+
+
+# A count: a number of things a measurement counted (tests passed, stages, rows, words, tokens, parameters), with
+# an optional scale (3.1 M tokens). A page attributes it to a file when its sentence cites one.
+COUNT = re.compile(rf"(?<![\w.:/-]){NUMBER}(?:\s?(?P<scale>M|B|million|billion))?\s"
+                   r"(?P<noun>passed|stages|rows|pairs|documents|distinct words|words|tokens|examples|parameters"
+                   r"|sentences|books|training pairs|test sets)\b")
+SCALES = {None: 1, "M": 1e6, "million": 1e6, "B": 1e9, "billion": 1e9}
+
+
+def counts(text: str) -> list[tuple[int, str, float, float, int]]:
+    """(position, as printed, value, scale, decimals printed) of each count in the prose of a page."""
+    found = []
+    for match in COUNT.finditer(prose(text)):
+        number = match.group(1)
+        decimals = len(number.split(".")[1]) if "." in number else 0
+        found.append((match.start(), match.group(0), float(number.replace(",", "")), SCALES[match.group("scale")],
+                      decimals))
+    return found
+
+
+def count_held(values: list, value: float, scale: float, decimals: int) -> bool:
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    tolerance = (0.5 * 10 ** -decimals + 1e-9) * scale
+    return any(abs(v - value * scale) <= tolerance for v in numbers)
+
+
+def unheld_counts(text: str, page: Path) -> list[str]:
+    """Each count whose sentence cites measurement files none of which holds it."""
+    found = []
+    for position, printed, value, scale, decimals in counts(text):
+        files = cited_files(text, page, *sentence(text, position))
+        if files and not any(count_held(list(file_values(path)), value, scale, decimals) for path in files):
+            line = text.count("\n", 0, position) + 1
+            cited = ", ".join(str(path.relative_to(ROOT)) for path in sorted(files))
+            found.append(f"{page.relative_to(ROOT) if page.is_relative_to(ROOT) else page.name}:{line}: {printed}: "
+                         f"not in {cited}")
+    return found
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_count_is_held_by_the_file_its_sentence_cites(page):
+    unheld = unheld_counts(page.read_text(), page)
+    assert not unheld, ("counts the measurement file their sentence cites does not hold: cite the file that "
+                        "counted them, or move the count out of that sentence:\n" + "\n".join(unheld))
+
+
+def test_the_count_check_reads_scales_and_tells_held_from_unheld(tmp_path, monkeypatch):
+    measurements = tmp_path / "docs" / "measurements"
+    measurements.mkdir(parents=True)
+    (measurements / "run.json").write_text(json.dumps({"tokens": 3_072_000, "pytest": {"passed": 1009}}))
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    monkeypatch.setitem(globals(), "MEASUREMENTS", [measurements / "run.json"])
+    page = tmp_path / "docs" / "page.md"
+    text = ("# Page\n\nIt read 3.1 M tokens and 1,009 passed (`docs/measurements/run.json`).\n\n"
+            "It read 3.2 M tokens (`docs/measurements/run.json`).\n\nUncited: 7 stages.\n")
+    assert [printed for _, printed, *_ in counts(text)] == ["3.1 M tokens", "1,009 passed", "3.2 M tokens", "7 stages"]
+    assert unheld_counts(text, page) == ["docs/page.md:5: 3.2 M tokens: not in docs/measurements/run.json"]

@@ -24,7 +24,7 @@ def reference_pages() -> list[Path]:
 
 def test_the_reference_pages_stay_within_their_budget():
     sizes = {page.name: len(page.read_bytes()) for page in reference_pages()}
-    # 76 KiB: the pages hold the paper-scale rehearsal of the data stages, the GPU science window and how a change
+    # 76 KiB: the pages hold the paper-scale rehearsal of the data stages, the GPU science run and how a change
     # re-runs what it affects (the code fingerprints and their edit table) beside the rest; what was measured once
     # and no longer describes the code moves to docs/history/, outside the budget
     assert sum(sizes.values()) <= 76 * 1024, sizes

@@ -6,18 +6,18 @@ names every figure, the device and the versions.
 
 Each step runs under its own time limit and the report is rewritten after every step, so a step that fails or runs
 out of time still leaves the others' figures. The steps run in the order of what they are worth: the benchmark
-(minutes of a window buy its figures for sure), pretraining, the dev sweep, Table 5, the tests, the figures.
+(the first minutes of a run buy its figures for sure), pretraining, the dev sweep, Table 5, the tests, the figures.
 
     python3 tools/gpu_check.py [--bundle gpu-bundle] [--report gpu-report] [--rehearsal] [--benchmarks-only]
                                [--science]
 
---science (`make gpu-science`) spends the window on the paper's findings instead: the GPU profile with the longer
+--science (`make gpu-science`) spends the run on the paper's findings instead: the GPU profile with the longer
 pre-training of profiles/gpu-science.yaml, the dev sweep, Table 5, the transfer curve over every task (the gap
 full − w/o pre-training against pre-training tokens, and the tokens a log-linear fit of it reaches the paper's
 size of gap at), then one headline benchmark line; no GPU tests.
 
 --rehearsal runs the same steps on a CPU, small (the tiny profile's shapes over the GPU profile, CPU devices, a
-tiny benchmark): what the test suite and a developer run before a GPU window.
+tiny benchmark): what the test suite and a developer run before a GPU run.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ class Check(Steps):
         stamp.write_text(json.dumps({"sha256": digest}) + "\n")
 
     def profiles(self) -> list[str]:
-        """The GPU profile, the science window's overlay, the rehearsal's on a CPU, and the rate the dev sweep chose
+        """The GPU profile, the science run's overlay, the rehearsal's on a CPU, and the rate the dev sweep chose
         once it has."""
         chosen = self.report / "chosen.yaml"
         return ([PROFILE] + ([SCIENCE_OVERLAY] if self.science else []) + ([REHEARSAL_OVERLAY] if self.rehearsal else [])
@@ -185,8 +185,12 @@ class Check(Steps):
 
     def write_report(self) -> None:
         self.facts["seconds"] = round(time.monotonic() - self.started, 1)
-        (self.report / "report.json").write_text(json.dumps(self.facts, indent=2, default=str) + "\n")
-        (self.report / "report.md").write_text(gpu_report.render(self.facts))
+        (self.report / "report.json").write_text(self.portable(json.dumps(self.facts, indent=2, default=str)) + "\n")
+        (self.report / "report.md").write_text(self.portable(gpu_report.render(self.facts)))
+
+    def portable(self, text: str) -> str:
+        """The report without this machine's folders: the report's own as `<report>/`, the project's relative."""
+        return text.replace(f"{self.report}/", "<report>/").replace(f"{self.root}/", "")
 
     def finish(self) -> None:
         self.collect()
@@ -224,13 +228,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--report", type=Path, default=ROOT / "gpu-report")
     parser.add_argument("--rehearsal", action="store_true", help="the same steps, small, on a CPU")
     parser.add_argument("--benchmarks-only", action="store_true",
-                        help="the benchmarks alone, and the candidate settings after them (a window spent on the "
+                        help="the benchmarks alone, and the candidate settings after them (a run spent on the "
                         "training step's speed)")
     parser.add_argument("--science", action="store_true",
-                        help="a window spent on the paper's findings: longer pre-training (profiles/gpu-science.yaml), "
+                        help="a run spent on the paper's findings: longer pre-training (profiles/gpu-science.yaml), "
                         "Table 5, the gap against pre-training tokens, one headline benchmark")
     parser.add_argument("--budget", type=float, default=None,
-                        help="seconds for every step together (default: 540 on a GPU, fitting a 10-minute window with "
+                        help="seconds for every step together (default: 540 on a GPU, fitting a 10-minute GPU budget with "
                         "the machine's start; 1,500 for the rehearsal)")
     args = parser.parse_args(argv)
     if args.report.exists() and not (args.report / "report.json").is_file():

@@ -14,7 +14,7 @@ PRETRAINED = ["data/pretrain/transformer/model.safetensors", "data/pretrain/lstm
 TABLE5 = ["results/ablation.md", "results/ablation_intervals.csv"]
 FIGURES = ["results/layer_transfer.png", "results/transfer_curve.png", "results/zero_shot.png"]
 TRANSFER_CURVE = ["results/transfer_curve.png"]  # with results/transfer_curve.csv and its trend beside it
-# The gap full − w/o pre-training (mean over tasks, ×100) the science window aims at: the paper's is +14.8.
+# The gap full − w/o pre-training (mean over tasks, ×100) the science run targets: the paper's is +14.8.
 GAP_TARGET = 12.0
 ZERO_SHOT_TREND = "results/zero_shot_trend.csv"
 # The dev sweep before Table 5: finetune.lr (every method that starts from a pretrained model) for `full`, one seed,
@@ -39,7 +39,7 @@ CANDIDATES = {
     "bf16_layer_norm_batch128": [*FASTEST, "--bf16-layer-norm", "--no-reference", "--batch", "128"],
     "fastest_unpadded": [*FASTEST, "--no-reference", "--pad-vocab-to", "1"],
 }
-# The science window's one benchmark line: the fastest settings at 128 rows with bf16 LayerNorm outputs and the LM
+# The science run's one benchmark line: the fastest settings at 128 rows with bf16 LayerNorm outputs and the LM
 # loss fused with the output layer (chunked), the candidate for a step past 45 % MFU.
 HEADLINE = {"headline_chunked_loss": ["--compile", "--lm-loss", "chunked", "--nondeterministic", "--bf16-layer-norm",
                                       "--no-reference", "--batch", "128"]}

@@ -122,6 +122,9 @@ def _resolve(project: Path, name: str):
 
 
 def _commit_of(repo, name: str) -> str | None:
+    # DVC's public API names an experiment only through dvc.api.exp_show, which collects every experiment's params
+    # and metrics and gives a short commit; resolve_name, internal, is what `dvc exp` itself resolves names with.
+    # tests/test_pipeline.py's compare of a pulled experiment by name fails if an upgrade changes it.
     from dvc.repo.experiments.utils import resolve_name
     from dvc.scm import SCMError
     from scmrepo.exceptions import SCMError as GitError

@@ -5,8 +5,8 @@ The head reads the final hidden state at the extract token `[e]` (the last token
 - similarity: the two orders' states are summed, then dropout -> linear (1 unit + MSE for a regression
   target such as STS-B, class logits for MRPC/QQP). A regression head predicts the target standardised
   by the training labels' mean and spread (`set_target_scale`) and returns it in the labels' units: MSE
-  on raw targets is as large as their variance (0.017 for the Lee similarities, ~2 for STS-B's 0-5
-  scale), so beside λ·L1 (~2.5) a 0-1 target's L2 would hardly steer the shared layers;
+  on raw targets is as large as their variance, which a 0-1 target keeps far below the LM loss in nats, so beside
+  λ·L1 its L2 would hardly steer the shared layers;
 - multiple choice: dropout -> linear -> one scalar per candidate, softmax over the candidates. As the
   released code, one dropout mask per example is shared by all its candidates.
 The auxiliary LM loss L1 is the next-token loss over the task's own tokens, masked to real tokens; for

@@ -190,8 +190,8 @@ class FinetuneParams(_FinetuneMethods):
         ge=1, description="seeded sample of dev/test, kept in file order (None: all)")
     # auto: a GPU where there is one; zeroshot scores the pretraining checkpoints on it too
     device: Annotated[Literal["auto", "cpu", "cuda"], Role(stages=(*FINE_TUNING, "zeroshot"), resume=True, card=True)]
-    # auto: bf16 autocast where the hardware has native bf16 (CUDA, or a CPU with AVX512-BF16/AMX, where it
-    # is ~2x faster than fp32), else fp32
+    # auto: bf16 autocast where the hardware has native bf16 (CUDA, or a CPU with AVX512-BF16/AMX, where its
+    # matmuls outrun fp32's), else fp32
     dtype: Annotated[Literal["auto", "float32", "bfloat16"], TRAINING]
     save_interval: Annotated[int, Role(stages=FINE_TUNING)] = Field(
         ge=1, description="updates between a seed's saved states (gpt1/train/seed_state.py)")

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 
 def native_bf16(device: torch.device) -> bool:
-    """CUDA, or a CPU with bf16 instructions (AVX512-BF16 or AMX), where bf16 matmuls are ~2x fp32."""
+    """CUDA, or a CPU with bf16 instructions (AVX512-BF16 or AMX), where bf16 matmuls outrun fp32's."""
     if device.type == "cuda":
         return True
     checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
@@ -36,8 +36,8 @@ def uses_bf16(device: torch.device, dtype_setting: str) -> bool:
 def autocast(device: torch.device, dtype_setting: str, many_shapes: bool = False) -> contextlib.AbstractContextManager:
     """bf16 autocast or nothing (fp32). `many_shapes`: batches come in many shapes (fine-tuning, evaluation), and on
     CUDA attention then leaves out cuDNN's kernel, which builds an execution plan for every new shape (in bf16,
-    where PyTorch may prefer it, fine-tuning ran 2-4x longer with it); flash and memory-efficient attention compute
-    the same function without that cost."""
+    where PyTorch may prefer it, fine-tuning then spends more on plans than on steps); flash and memory-efficient
+    attention compute the same function without that cost."""
     if not uses_bf16(device, dtype_setting):
         return contextlib.nullcontext()
     chosen = torch.autocast(device_type=device.type, dtype=torch.bfloat16)
