@@ -5,8 +5,8 @@ import json
 import pytest
 import yaml
 
-from fixtures_embedded import (BENCH, CLAIMS, GENSIM, QUESTIONS, REVIEWS, SNLI_PREMISES, STS, STS_PAIRS,
-                               write_embedded_raw)
+from fixtures_packaged import (BENCH, CLAIMS, GENSIM, QUESTIONS, REVIEWS, SNLI_PREMISES, STS, STS_PAIRS,
+                               write_packaged_raw)
 from gpt1.data import packaged
 from gpt1.data.registry import TASKS
 from gpt1.data.tasks import make_splits
@@ -36,7 +36,7 @@ def repo_root(request):
 
 def _run(params, tmp_path, corpus_extra=""):
     raw = tmp_path / "raw"
-    write_embedded_raw(raw, corpus_extra)
+    write_packaged_raw(raw, corpus_extra)
     prepare.run(params, raw=raw, tasks_out=tmp_path / "tasks", corpus_out=tmp_path / "corpus")
     return tmp_path
 
@@ -57,7 +57,7 @@ def test_tasks_get_fixed_seeded_splits(params, tmp_path):
 
 
 def test_lee_pairs_split_at_random_into_disjoint_sets_with_their_ratings(tmp_path):
-    write_embedded_raw(tmp_path)
+    write_packaged_raw(tmp_path)
     found = packaged.load_lee_similarity(tmp_path)
     assert set(found) == {"train"}  # the registry's carved_fractions split it, as any carved task
     definition = TASKS["lee_similarity"]
@@ -81,7 +81,7 @@ def test_lee_pairs_split_at_random_into_disjoint_sets_with_their_ratings(tmp_pat
 
 
 def test_sts_benchmark_keeps_its_own_splits_scores_and_verbatim_quotes(tmp_path):
-    write_embedded_raw(tmp_path)
+    write_packaged_raw(tmp_path)
     splits = packaged.load_sts_benchmark(tmp_path)
     assert {split: len(rows) for split, rows in splits.items()} == {"train": 18, "dev": 6, "test": 6}
     assert [(e.a, e.b, e.label) for e in splits["test"]] == [(a, b, float(score)) for a, b, score in STS_PAIRS[24:]]
@@ -94,7 +94,7 @@ def test_sts_benchmark_keeps_its_own_splits_scores_and_verbatim_quotes(tmp_path)
     ("main-captions\tMSRvid\t2012\t0001\t5.5\ta\tb\n", "similarity score 5.5 is outside 0 to 5"),
 ])
 def test_a_malformed_sts_row_names_its_file_and_line(tmp_path, row, message):
-    write_embedded_raw(tmp_path)
+    write_packaged_raw(tmp_path)
     path = tmp_path / STS / "sts-dev.csv"
     path.write_text(path.read_text() + row)
     with pytest.raises(UserError, match=f"sts-dev.csv:7: {message}"):
@@ -155,7 +155,7 @@ def test_corpus_is_cleaned_and_deduplicated(params, tmp_path):
 ])
 def test_malformed_rows_stop_with_file_and_row(params, tmp_path, path, content, message):
     raw = tmp_path / "raw"
-    write_embedded_raw(raw)
+    write_packaged_raw(raw)
     (raw / path).write_text(content)
     with pytest.raises(UserError, match=message):
         prepare.run(params, raw=raw, tasks_out=tmp_path / "tasks", corpus_out=tmp_path / "corpus")
@@ -163,7 +163,7 @@ def test_malformed_rows_stop_with_file_and_row(params, tmp_path, path, content, 
 
 
 def test_english_block_is_where_the_catalogue_says(tmp_path):
-    write_embedded_raw(tmp_path)
+    write_packaged_raw(tmp_path)
     documents = list(packaged.read_wiki_paragraphs(tmp_path))
     assert len(documents) == 1000 and documents[0].count("\n\n") == 1
 
@@ -204,7 +204,7 @@ def test_cleaning_on_two_workers_writes_the_bytes_one_process_writes(params, tmp
     from gpt1.data import prepare as library
 
     raw = tmp_path / "raw"
-    write_embedded_raw(raw)
+    write_packaged_raw(raw)
     real_chunks, real_pool, pools = parallel.chunks, parallel.ProcessPoolExecutor, []
     monkeypatch.setattr(parallel, "chunks", lambda texts, **options: real_chunks(texts, documents=4, **options))
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", lambda *args, **options: pools.append(1) or real_pool(*args, **options))

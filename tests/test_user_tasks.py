@@ -2,7 +2,7 @@
 into the same prepared files as a registered task, decontaminated alike, and a bad file stops `gpt1 prepare`
 with one line naming the file, the row and the fix, before anything is written.
 
-The users' files are written from the embedded sources' fixture rows (tests/fixtures_embedded.py), loaded through
+The users' files are written from the embedded sources' fixture rows (tests/fixtures_packaged.py), loaded through
 the registered tasks' own loaders: the same rows, in the layouts a user would bring."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from fixtures_embedded import write_embedded_raw
+from fixtures_packaged import write_packaged_raw
 from gpt1.params.schema import parse_params
 from gpt1.data.records import read_examples, texts_of
 from gpt1.data.registry import TASKS
@@ -36,7 +36,7 @@ def files(tmp_path):
 def write_files(tmp_path: Path) -> Path:
     """`tmp_path`/raw: the embedded fixture; `tmp_path`/mine: one user file per family and a corpus folder."""
     raw = tmp_path / "raw"
-    write_embedded_raw(raw)
+    write_packaged_raw(raw)
     user = tmp_path / "mine"
     user.mkdir(exist_ok=True)
     reviews = TASKS["rt_polarity"].load(raw)["train"]

@@ -24,6 +24,15 @@ from gpt1.tokenizer.bpe import Gpt1Bpe
 from gpt1.tokenizer.encode import PieceEncoder
 
 _BATCH = 2048  # examples encoded together: their distinct pieces go to spaCy in one call
+# spaCy keeps a lexeme in C memory beside each string its vocabulary has met, which makes most of a large task's
+# peak beyond its examples; a task's splitter is renewed sooner than a corpus's, since renewing costs a fraction of
+# a second and leaves the words as they are (docs/measurements/evaluation-scale.json: bytes_per_training_row).
+_TASK_SPLITTER_RENEW_AT = 100_000
+
+
+def task_encoder(bpe: Gpt1Bpe) -> PieceEncoder:
+    bpe.splitter.renew_at = _TASK_SPLITTER_RENEW_AT  # this splitter's, not the class's: bpe and tokenize keep theirs
+    return PieceEncoder(bpe, np.int32)
 
 
 def special_ids(bpe: Gpt1Bpe) -> SpecialIds:
@@ -52,14 +61,14 @@ def _header(task: str, data: TaskData, bpe: Gpt1Bpe) -> TaskTokens:
 def write_task(task: str, data: TaskData, bpe: Gpt1Bpe, folder: Path) -> dict[str, int]:
     """The encode-task stage's work: a task's sampled splits as BPE ids into `folder` (gpt1/model/task_tokens.py's
     layout), streamed; the rows written per split."""
-    encoder = PieceEncoder(bpe, np.int32)
+    encoder = task_encoder(bpe)
     return write_task_tokens(folder, _header(task, data, bpe).header(),
                              {split: _rows(examples, encoder) for split, examples in data.splits.items()})
 
 
 def encode_task(task: str, data: TaskData, bpe: Gpt1Bpe) -> TaskTokens:
     """What `write_task` writes, held in memory (`TaskTokens.load` of its folder gives the same)."""
-    encoder = PieceEncoder(bpe, np.int32)
+    encoder = task_encoder(bpe)
     splits = {split: TokenizedSplit(list(encoded_texts(examples, encoder)), [example.label for example in examples])
               for split, examples in data.splits.items()}
     return TaskTokens(task, data.spec, splits, dict(data.full_sizes), bpe.vocab_size, special_ids(bpe))
@@ -69,5 +78,5 @@ def encode_examples(examples: Sequence[Example], spec: TaskSpec, bpe: Gpt1Bpe, n
                     where: str = "examples") -> list[EncodedExample]:
     """Check, BPE-encode and transform a split; `where` names it in error messages."""
     check_examples(examples, spec, where)
-    texts = list(encoded_texts(examples, PieceEncoder(bpe, np.int32)))
+    texts = list(encoded_texts(examples, task_encoder(bpe)))
     return transform_examples(texts, [example.label for example in examples], spec.family, special_ids(bpe), n_ctx)

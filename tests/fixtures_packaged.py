@@ -29,7 +29,7 @@ def _bigbench(examples) -> str:
     return json.dumps({"name": "fixture", "examples": examples})
 
 
-def write_embedded_raw(raw: Path, corpus_extra: str = "") -> None:
+def write_packaged_raw(raw: Path, corpus_extra: str = "") -> None:
     """Write every embedded source; `corpus_extra` is prose appended to the BBC article (for contamination)."""
     _write(raw / "vader/hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt",
            "".join(f"{i + 1}\t{1.5 if i % 2 else -2.0}\t{text}\r\n" for i, text in enumerate(REVIEWS))
