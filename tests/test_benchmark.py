@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 import torch
@@ -165,3 +166,12 @@ def test_a_padding_below_one_or_a_dropout_rate_outside_0_to_1_is_one_clear_error
     params = parse_params(tiny_raw_params())
     with pytest.raises(UserError, match=message):
         benchmark.main(params, configs=["default"], device="cpu", vocab_size=50, **{option: value})
+
+
+def test_the_reference_without_transformers_names_the_extra_and_the_way_round(monkeypatch):
+    from gpt1.model.lm import TransformerConfig
+
+    monkeypatch.setitem(sys.modules, "transformers", None)  # as where it is not installed: importing it fails
+    with pytest.raises(UserError, match=r"pip install 'gpt1\[test\]'.*--no-reference"):
+        benchmark.build_reference(TransformerConfig(vocab_size=16, n_positions=8, n_layer=1, n_head=1, d_model=8,
+                                                    d_ff=16))

@@ -37,7 +37,7 @@ from gpt1.train import precision
 from gpt1.train.flops import Peak, flops_per_token, gpu_peak, measured_peak, model_flops_utilisation
 from gpt1.train.loop import build_optimizer
 
-# A mid-size shape between the CPU default and GPT-1 (the task's suggestion).
+# A mid-size shape between the CPU default and GPT-1.
 MID_SIZE = dict(n_layer=6, d_model=512, n_head=8, d_ff=2048, n_positions=256)
 # GPT-1 (the paper, Section 4.1): 12 layers of 768 with 12 heads, 3072-wide MLPs, 512 positions, dropout 0.1,
 # and the released BPE's 40,478 tokens (~116.5M parameters; the paper rounds to 117M).
@@ -48,7 +48,11 @@ CONFIG_NAMES = ("default", "mid", "paper")
 
 def build_reference(config: TransformerConfig) -> torch.nn.Module:
     """transformers' OpenAI GPT at our config (same shape, dropout, init range, tied output)."""
-    from transformers import OpenAIGPTConfig, OpenAIGPTLMHeadModel
+    try:
+        from transformers import OpenAIGPTConfig, OpenAIGPTLMHeadModel
+    except ImportError:
+        raise UserError("the reference model needs transformers, which only the test extra installs: "
+                        "pip install 'gpt1[test]' (as `make install` does), or run without it: --no-reference") from None
 
     from gpt1.model.weights import hf_config_dict
 

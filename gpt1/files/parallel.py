@@ -3,8 +3,8 @@
 ftfy's repairs (prepare), spaCy's word splitting (bpe) and BPE encoding (tokenize) each run on one core and are
 most of the time their stages take. Documents (or task examples) go to worker processes in chunks and come back in
 order, so the outputs are the bytes one process writes. At most `READ_AHEAD` chunks per worker are read ahead of
-the writer, so memory stays bounded whatever the corpus's size (BooksCorpus is ~5 GB of text, in documents of up
-to a few MB).
+the writer, so memory stays bounded whatever the corpus's size (books1's 6.7 GB of text comes in documents of up
+to a few MB: docs/measurements/data-scale-books1.json).
 """
 
 from __future__ import annotations

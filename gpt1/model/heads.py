@@ -78,8 +78,7 @@ def collate(examples: Sequence[EncodedExample], regression: bool) -> Batch:
 
 
 # What one more forward pass costs, in padded tokens' worth of work: running a batch's sequences as a few
-# groups of similar length saves padding (a third of a fine-tuning batch's tokens, were it one block) but
-# pays each pass's fixed costs again.
+# groups of similar length saves padding but pays each pass's fixed costs again.
 PASS_COST_TOKENS = 64
 
 

@@ -2,7 +2,7 @@
 
 `F.cross_entropy(F.linear(h, W), targets)` materialises (tokens x vocab) logits in fp32, then a
 log-softmax, then the same-sized gradients in backward: for GPT-1 (vocab 40,478) and the CPU default's
-smaller vocabulary alike, those passes over memory cost as much as the output matmul itself. Here each chunk of
+smaller vocabulary alike, those passes over memory can cost as much as the output matmul itself. Here each chunk of
 rows is projected, its loss summed and its gradient (softmax - one-hot) turned straight into the
 gradients of `h` and `W` while the chunk is still in cache; backward only scales them by the incoming
 gradient. Same value and gradients (fp32: within rounding; bf16 autocast: matmuls in bf16, softmax in

@@ -32,8 +32,8 @@ def encoders(bpe: Gpt1Bpe, dtype: np.dtype, count: int | None = None) -> Workers
 
 def encode_split(bpe: Gpt1Bpe, corpus: Path, destination: Path, dtype: np.dtype, workers: Workers | None = None) -> dict:
     """Stream one split's documents through the BPE into `destination`, on `workers` (`encoders(bpe, dtype)`; by
-    default of every core; the bytes do not depend on it). Memory stays flat whatever the corpus size (BooksCorpus is
-    ~5 GB of text): only a few chunks of documents are in flight (gpt1/files/parallel.py)."""
+    default of every core; the bytes do not depend on it). Memory stays flat whatever the corpus's size: only a few
+    chunks of documents are in flight (gpt1/files/parallel.py)."""
     separator = bpe.encoder.get("\n" + END_OF_WORD)
     started, documents, tokens, characters = time.perf_counter(), 0, 0, 0
     between = np.asarray([] if separator is None else [separator], dtype=dtype)
