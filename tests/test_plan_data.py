@@ -73,3 +73,22 @@ def test_no_cores_is_one_line_naming_the_option():
     params = load_params(ROOT / "params.yaml", [ROOT / "profiles" / "tiny.yaml"])
     with pytest.raises(UserError, match="--cores 0: give at least 1 core"):
         plan(params, cores=0)
+
+
+def test_the_plan_sets_the_run_at_full_size_beside_the_fitted_lines(tmp_path):
+    """The largest run of the full-size file, as the data lines quote it: its corpus, cores and CPU, the data half's
+    minutes and the most memory a stage took."""
+    from gpt1.commands.plan_report import data_lines
+
+    run = {"size": "6.7GB", "size_mb": 6700.0, "cores": 2, "data_half_s": 2223.7,
+           "stages": {"prepare": {"wall_s": 680.7, "peak_total_rss_gb": 1.4},
+                      "bpe": {"wall_s": 759.0, "peak_total_rss_gb": 6.82}}}
+    small = {**run, "size": "1GB", "size_mb": 1000.0, "data_half_s": 466.7}
+    (tmp_path / "books1.json").write_text(json.dumps({"runs": [small, run], "machine": {"cpu": "AMD EPYC"}}))
+    measured = plan_data.full_size_run(tmp_path / "books1.json")
+    assert (measured.size_gb, measured.minutes, measured.peak_gb) == (6.7, pytest.approx(2223.7 / 60), 6.82)
+    assert plan_data.full_size_run(tmp_path / "missing.json") is None
+    figures = {"cores": 2, "data_stages": [dict(stage="bpe", hours=0.27, peak_gb=7.69)], "data_stages_measured": True,
+               "disk": [], "data_at_full_size": vars(measured)}
+    assert ("Measured once at 6.7 GB on 2 cores of an AMD EPYC (docs/measurements/data-scale-books1.json): prepare, "
+            "bpe and tokenize 37.1 min together, 6.82 GB at most.") in data_lines(figures)

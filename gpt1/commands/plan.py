@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from gpt1.commands.plan_corpus import CorpusSize, corpus_size
-from gpt1.commands.plan_data import data_stage_rows, disk_rows, read_rates
+from gpt1.commands.plan_data import data_stage_rows, disk_rows, full_size_run, read_rates
 from gpt1.commands import plan_evaluation
 from gpt1.commands.plan_tasks import TaskWork, task_work, trained_tasks
 from gpt1.errors import UserError
@@ -173,6 +173,8 @@ def plan(params, gpus: int = 1, throughput: Throughput = MEASURED, cores: int = 
     pretrain_wall = sum(row["wall_hours"] for row in pretraining)  # each kind's pretraining takes every GPU in turn
     rates = read_rates()
     data_stages = data_stage_rows(corpus.bytes, cores, rates) if rates is not None and corpus.bytes else None
+    measured = full_size_run()
+    full_size = asdict(measured) if measured else None
     evaluation_rates = plan_evaluation.read_rates()
     examples = {row["task"]: row["examples"] for row in finetuning if row["method"] in params.finetune.methods}
     evaluation = (None if evaluation_rates is None
@@ -184,5 +186,6 @@ def plan(params, gpus: int = 1, throughput: Throughput = MEASURED, cores: int = 
                 finetuning_wall_hours=finetune_wall,
                 total_gpu_hours=sum(row["gpu_hours"] for row in pretraining) + finetune_hours,
                 total_wall_hours=pretrain_wall + finetune_wall, scored_with_another_model=trained_tasks(params)[1],
-                cores=cores, data_stages=data_stages, data_stages_measured=rates is not None, evaluation=evaluation,
+                cores=cores, data_stages=data_stages, data_stages_measured=rates is not None,
+                data_at_full_size=full_size, evaluation=evaluation,
                 disk=disk_rows(params, corpus.bytes, corpus.tokens, sizes))

@@ -26,6 +26,8 @@ from pathlib import Path
 from gpt1.params.schedule import PretrainSchedule
 
 MEASUREMENT = Path(__file__).resolve().parents[2] / "docs" / "measurements" / "data-scale.json"
+# The data half run once at books1's full size: the check on how far the fitted lines hold that far out.
+FULL_SIZE = MEASUREMENT.with_name("data-scale-books1.json")
 STAGES = ("user-files", "download", "prepare", "bpe", "tokenize")
 BYTES_PER_TOKEN_ID = 2  # uint16, as `gpt1 tokenize` writes ids below 65,536
 FP32 = 4
@@ -85,6 +87,25 @@ def read_rates(path: Path = MEASUREMENT) -> dict[str, StageRate] | None:
         rates[stage] = StageRate((wall.get("2") or wall["1"])["fixed"], wall.get("1", {}).get("per_mb"),
                                  wall.get("2", {}).get("per_mb"), memory.get("1"), memory.get("2"))
     return rates
+
+
+@dataclass(frozen=True)
+class FullSizeRun:
+    """The largest run of FULL_SIZE: its corpus (GB), cores, CPU, the data half's minutes and bpe's peak memory."""
+    size_gb: float
+    cores: int
+    cpu: str
+    minutes: float
+    peak_gb: float
+
+
+def full_size_run(path: Path = FULL_SIZE) -> FullSizeRun | None:
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text(encoding="utf-8"))
+    run = max(record["runs"], key=lambda run: run["size_mb"])
+    return FullSizeRun(run["size_mb"] / 1e3, run["cores"], record["machine"]["cpu"], run["data_half_s"] / 60,
+                       max(stage["peak_total_rss_gb"] for stage in run["stages"].values()))
 
 
 def data_stage_rows(corpus_bytes: int, cores: int, rates: dict[str, StageRate]) -> list[dict]:

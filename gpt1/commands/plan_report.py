@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpt1.commands.plan import MEASURED, plan, read_throughput
-from gpt1.commands.plan_data import MEASUREMENT
+from gpt1.commands.plan_data import FULL_SIZE, MEASUREMENT
 from gpt1.commands.plan_evaluation import MEASUREMENT as EVALUATION_MEASUREMENT
 from gpt1.files.atomic import atomic_write_text
 
@@ -73,6 +73,11 @@ def data_lines(figures: dict) -> list[str]:
                  table,
                  f"In all: {duration(sum(row['hours'] for row in stages))}; the most memory one stage takes: "
                  f"{max(row['peak_gb'] for row in stages):.2f} GB."]
+        measured = figures.get("data_at_full_size")  # plan_data.FullSizeRun's fields
+        if measured:
+            lines.append(f"Measured once at {measured['size_gb']:.1f} GB on {measured['cores']} cores of an "
+                         f"{measured['cpu']} ({FULL_SIZE.relative_to(FULL_SIZE.parents[2])}): prepare, bpe and "
+                         f"tokenize {measured['minutes']:.1f} min together, {measured['peak_gb']:.2f} GB at most.")
     disk = _table(figures["disk"], dict(what="on disk", gb="GB"), dict(gb=lambda gb: f"{gb:.2f}"))
     return [*lines, "", disk, f"In all: {sum(row['gb'] for row in figures['disk']):.2f} GB, besides the downloads, "
             "the encoded tasks, fine-tuning's runs and the environment."]
