@@ -5,6 +5,7 @@ their fits, their rates and their stand-ins, on small inputs; the measurements t
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +95,20 @@ def test_the_evaluation_rehearsal_writes_every_run_the_analysis_reads_and_its_in
     # each bound holds its deviation, or its interval drew the most resamples allowed
     assert all(max(i.low_sd, i.high_sd) <= BOUND_SD or i.resamples == MAX_RESAMPLES
                for by in intervals.values() for i in by.values())
+
+
+def test_a_child_reports_its_own_peak_memory_not_its_parents(tmp_path):
+    """A child started by fork and exec inherits, in ru_maxrss, its parent's image as it was at the exec; the
+    rehearsal's parent holds the generated rows, so each part reads its own high-water mark instead."""
+    held = bytearray(400 * 10**6)  # the parent's memory, touched
+    held[::4096] = b"x" * len(held[::4096])
+    code = (f"import sys, resource; sys.path.insert(0, {str(Path(evaluation_scale.__file__).parent)!r}); "
+            "import measure_evaluation_scale as tool; "
+            "print(tool.own_peak_gb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6)")
+    own, inherited = map(float, subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                               check=True).stdout.split())
+    assert inherited >= 0.4 and own < 0.3, (own, inherited)  # ru_maxrss counts the parent's 0.4 GB
+    del held
 
 
 def test_the_rehearsals_sentences_are_synthetic_prose():

@@ -7,7 +7,7 @@ time and peak memory of each, and how far the bootstrap's bounds move with its g
 The rows are synthetic and of the right shape: each task's family, labels and test rows as the paper profile's
 (TEST_ROWS: its upstream test files, GLUE's dev files standing in for its private test sets), sentences from
 tools/synthetic_corpus.py's prose. Each part runs in a child process of its own, so its peak memory (the child's
-maximum resident set) is its own:
+own high-water mark, VmHWM) is its own:
 
 - encode: the encode-task stage's work (`load_task_data`, then `write_task`) on a task of QQP's 363,846 training
   pairs and one of MNLI's 392,702, with the BPE given (--bpe: a `gpt1 bpe` output folder), each task in a child of
@@ -225,16 +225,22 @@ def precision_part() -> dict:
     return result
 
 
+def own_peak_gb() -> float:
+    """This process's own peak resident memory: its image's high-water mark (VmHWM). Not ru_maxrss, which a child
+    started by fork and exec inherits from its parent's image as it was at the exec (the parent here holds the
+    generated rows)."""
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmHWM:", 1)[1].split()[0]) * 1024 / 1e9
+
+
 def child(part: str, arguments: list[str]) -> tuple[dict, float, float]:
-    """Run one part in a child process: (what it returned, its wall seconds, its peak resident memory in GB)."""
+    """Run one part in a child process: (what it returned, its wall seconds, its own peak resident memory in GB)."""
     began = time.perf_counter()
-    process = subprocess.Popen([sys.executable, __file__, "--part", part, *arguments], stdout=subprocess.PIPE,
-                               text=True)
-    output = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    if status != 0:
-        raise SystemExit(f"part {part} failed (status {status})")
-    return json.loads(output), time.perf_counter() - began, usage.ru_maxrss / 1e6
+    done = subprocess.run([sys.executable, __file__, "--part", part, *arguments], stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"part {part} failed (status {done.returncode})")
+    found = json.loads(done.stdout)
+    return found["result"], time.perf_counter() - began, found["peak_gb"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.part:
         done = {"encode": lambda: encode_part(args.bpe, args.task, args.tasks), "analysis": analysis_part,
                 "bootstrap_precision": precision_part}
-        print(json.dumps(done[args.part]()))
+        result = done[args.part]()
+        print(json.dumps({"result": result, "peak_gb": own_peak_gb()}))
         return 0
     if not args.name:
         parser.error("name the measurement file")
