@@ -4,6 +4,7 @@ their fits, their rates and their stand-ins, on small inputs; the measurements t
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +130,33 @@ def test_the_layer_norm_comparison_trains_both_settings_from_the_same_start(tmp_
     assert [update for update, _ in fp32] == [0, 3, 6] == [update for update, _ in bf16]
     assert fp32[0][1] == pytest.approx(bf16[0][1], abs=0.05)  # one start; LayerNorm's rounding only
     assert fp32[-1][1] < fp32[0][1]  # it learns the ids' frequencies
+
+
+pretraining_seeds = load_tool("pretraining_seeds")
+
+
+def _ablation(project: Path, full_avg: float, lstm_low: float) -> Path:
+    """The files the pretraining-seeds tool reads from a finished project: Table 5's rows, its intervals and the
+    two models' pretraining metrics."""
+    (project / "results").mkdir(parents=True)
+    (project / "results/ablation.csv").write_text(f"method,avg,sts_b\nfull,{full_avg},20.0\nlstm,38.0,18.0\n")
+    verdict = "supported" if lstm_low > 0 else "not supported"
+    (project / "results/ablation_intervals.csv").write_text(
+        "comparison,column,difference,low,high,verdict\n"
+        f"full - lstm,avg,{full_avg - 38.0},{lstm_low},{lstm_low + 4},{verdict}\n"
+        "full - lstm,sts_b,2.0,-1.0,5.0,not supported\n")
+    for kind, loss in (("transformer", 4.26), ("lstm", 4.48)):
+        (project / f"results/pretrain/{kind}").mkdir(parents=True)
+        (project / f"results/pretrain/{kind}/metrics.json").write_text(json.dumps({"val": {"loss": loss}}))
+    return project
+
+
+def test_the_spread_over_pretraining_seeds_gives_each_cells_range_and_every_verdict_seen(tmp_path):
+    tables = {"1234": pretraining_seeds.table(_ablation(tmp_path / "a", 42.0, 0.5)),
+              "1": pretraining_seeds.table(_ablation(tmp_path / "b", 40.0, -0.4))}
+    assert tables["1"]["rows"]["full"] == {"avg": 40.0, "sts_b": 20.0} and tables["1"]["val_loss"]["lstm"] == 4.48
+    spread = pretraining_seeds.spread(tables)
+    assert spread["rows"]["full"]["avg"] == [40.0, 42.0]
+    assert spread["comparisons"]["full - lstm"]["avg"] == {"difference": [2.0, 4.0],
+                                                           "verdicts": ["not supported", "supported"]}
+    assert spread["comparisons"]["full - lstm"]["sts_b"]["verdicts"] == ["not supported"]

@@ -126,9 +126,7 @@ def main(argv: list[str] | None = None) -> int:
               "precision": "bf16 autocast (CPU), LayerNorm output fp32 against bf16",
               "commit": measure.commit(), "date": datetime.date.today().isoformat(), "machine": measure.machine()}
     target = measure.FOLDER / f"{args.name}.json"
-    partial = target.with_suffix(".json.tmp")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.replace(target)
+    measure.write_record(target, record)
     print(json.dumps({key: record[key] for key in ("final_fp32", "final_bf16", "mean_difference", "standard_error",
                                                    "fp32_seed_sd", "verdict")}))
     return 0

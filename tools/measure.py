@@ -124,6 +124,13 @@ def disk_gb(folder: Path) -> float:
     return round(total / 1e9, 3)
 
 
+def write_record(target: Path, record: dict) -> None:
+    """`record` as `target`'s JSON, written beside it and renamed when whole."""
+    partial = target.with_suffix(".json.tmp")
+    partial.write_text(json.dumps(record, indent=2) + "\n")
+    partial.replace(target)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                                      usage="%(prog)s NAME [options] -- COMMAND ... | NAME --from-time-log LOG [options]")
@@ -149,9 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     record = {**figures, "precision": args.precision, "note": args.note, "commit": args.commit or commit(),
               "date": args.date or datetime.date.today().isoformat(), "machine": machine()}
     target = FOLDER / f"{args.name}.json"
-    partial = target.with_suffix(".json.tmp")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.replace(target)
+    write_record(target, record)
     print(json.dumps(record, indent=2))
     return figures["exit_status"]
 

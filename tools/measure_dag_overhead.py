@@ -129,9 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     record = {"profiles": rows, "wall_s": round(wall, 1), "exit_status": 0, "precision": "none (no training)",
               "commit": measure.commit(), "date": datetime.date.today().isoformat(),
               "machine": measure.machine()}
-    partial = target.with_suffix(".json.tmp")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.replace(target)
+    measure.write_record(target, record)
     return 0
 
 

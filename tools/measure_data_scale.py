@@ -218,9 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                                                        "extrapolated_to_gb", "wall_s", "exit_status")}}
     elif args.append:  # a run appended keeps the file's description of the earlier runs
         record = {**record, **{key: kept[key] for key in ("commit", "date", "machine", "note") if key in kept}}
-    partial = target.with_suffix(".json.tmp")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.replace(target)
+    measure.write_record(target, record)
     print(json.dumps(record["fits"], indent=2))
     return 0
 

@@ -276,9 +276,7 @@ def main(argv: list[str] | None = None) -> int:
                    "exit_status": 0, "cores": len(os.sched_getaffinity(0)),
                    "precision": "fp64 (numpy; no training)", "commit": measure.commit(),
                    "date": datetime.date.today().isoformat(), "machine": measure.machine()})
-    partial = target.with_suffix(".json.tmp")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.replace(target)
+    measure.write_record(target, record)
     print(json.dumps({part: {key: record[part][key] for key in ("wall_s", "peak_rss_gb")}
                       for part in PARTS if part in record}))
     return 0

@@ -85,9 +85,7 @@ def main(argv: list[str] | None = None) -> int:
               "source": str(args.file) if args.file else "random uint16 ids", "commit": measure.commit(),
               "date": datetime.date.today().isoformat(), "machine": measure.machine()}
     target = measure.FOLDER / f"{args.name}.json"
-    partial = target.with_suffix(".json.tmp")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.replace(target)
+    measure.write_record(target, record)
     print(json.dumps({key: record[key] for key in ("tokens_in_file", "tokens_per_second", "margin")}))
     return 0
 

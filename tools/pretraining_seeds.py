@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import FOLDER, clock, machine  # noqa: E402
+from measure import FOLDER, clock, machine, write_record  # noqa: E402
 
 # Pretrain one model with another seed: the pretrain stage's own call, with the project seed replaced.
 PRETRAIN = ("import sys; from gpt1.params.schema import load_params; from gpt1.stages import pretrain; "
@@ -139,9 +139,7 @@ def main(argv: list[str] | None = None) -> int:
               "note": args.note, "wall_s": round(wall, 1), "wall": clock(wall), "exit_status": 0, "precision": "fp32",
               "commit": commit, "date": time.strftime("%Y-%m-%d"), "machine": machine()}
     target = FOLDER / f"{args.name}.json"
-    partial = target.with_suffix(".json.tmp")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.replace(target)
+    write_record(target, record)
     print(json.dumps(record["verdicts_that_move"], indent=2))
     return 0
 

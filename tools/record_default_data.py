@@ -60,9 +60,7 @@ def main(argv: list[str] | None = None) -> int:
               "commit": commit_of(args.project), "date": datetime.date.today().isoformat(),
               "machine": measure.machine()}
     target = measure.FOLDER / f"{args.name}.json"
-    partial = target.with_suffix(".json.tmp")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.replace(target)
+    measure.write_record(target, record)
     print(json.dumps(figures, indent=2))
     return 0
 

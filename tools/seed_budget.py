@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import FOLDER, clock, commit, machine  # noqa: E402
+from measure import FOLDER, clock, commit, machine, write_record  # noqa: E402
 
 SEED_SECONDS = re.compile(r"/ seed (\d+): test .*; seconds: ([\d.]+) model .*?, ([\d.]+) training, ([\d.]+) evaluating")
 
@@ -121,9 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                                                  "clock": clock(stage_seconds(jobs, count))} for count in args.counts}}
     record = {"counts": args.counts, "precision": "fp32", **timed,
               "widths": widths(methods, [*params.data.scored_tasks], args.seeds, args.counts, args.generator_seeds)}
-    partial = target.with_suffix(".json.tmp")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.replace(target)
+    write_record(target, record)
     print(json.dumps(record.get("finetune_stage", {}), indent=2))
     print(json.dumps({count: entry["mean_width_of_the_average"] for count, entry in record["widths"].items()}))
     return 0
