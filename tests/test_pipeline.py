@@ -2,10 +2,10 @@
 the `dvc exp run -S ...` line that `gpt1 profile profiles/tiny.yaml` prints.
 
 It runs in a fresh copy of the repository (a temporary git repo, as a user's clone), on real data from the
-pinned archives (cached in data/cache, or GPT1_CACHE, across runs), but for BIG-bench's: its 358 MB sdist is
-replaced by the fixture's rows in its layout (tests/fixtures_packaged.py), pinned through `data.mirrors` with
-their own sha256 and found in the run's archive cache, as a user whose registry lacks the file would give a
-copy of it. A `dvc repro` after the experiment must have nothing to do. tests/test_paper_pipeline.py runs the
+pinned archives (those in data/cache, or GPT1_CACHE, linked into the run's own archive cache; the rest fetched
+there for the session), but for BIG-bench's: its 358 MB sdist is replaced by the fixture's rows in its layout
+(tests/fixtures_packaged.py), pinned through `data.mirrors` with their own sha256 and found in the run's archive
+cache, as a user whose registry lacks the file would give a copy of it. A `dvc repro` after the experiment must have nothing to do. tests/test_paper_pipeline.py runs the
 paper profile through Snakemake, and tests/test_dag.py checks that both tools build the same jobs from dvc.yaml
 for every shipped profile.
 """

@@ -88,6 +88,8 @@ def test_the_plan_sets_the_run_at_full_size_beside_the_fitted_lines(tmp_path):
     measured = plan_data.full_size_run(tmp_path / "books1.json")
     assert (measured.size_gb, measured.minutes, measured.peak_gb) == (6.7, pytest.approx(2223.7 / 60), 6.82)
     assert plan_data.full_size_run(tmp_path / "missing.json") is None
+    (tmp_path / "before.json").write_text(json.dumps({"runs": [], "machine": {"cpu": "AMD EPYC"}}))
+    assert plan_data.full_size_run(tmp_path / "before.json") is None  # no run yet: the plan goes on without it
     figures = {"cores": 2, "data_stages": [dict(stage="bpe", hours=0.27, peak_gb=7.69)], "data_stages_measured": True,
                "disk": [], "data_at_full_size": vars(measured)}
     assert ("Measured once at 6.7 GB on 2 cores of an AMD EPYC (docs/measurements/data-scale-books1.json): prepare, "

@@ -144,7 +144,8 @@ def _ablation(project: Path, full_avg: float, lstm_low: float) -> Path:
     (project / "results/ablation_intervals.csv").write_text(
         "comparison,column,difference,low,high,verdict\n"
         f"full - lstm,avg,{full_avg - 38.0},{lstm_low},{lstm_low + 4},{verdict}\n"
-        "full - lstm,sts_b,2.0,-1.0,5.0,not supported\n")
+        "full - lstm,sts_b,2.0,-1.0,5.0,not supported\n"
+        "lstm - majority class,sts_b,1.0,-0.5,,not above\n")  # one-sided: no upper bound
     for kind, loss in (("transformer", 4.26), ("lstm", 4.48)):
         (project / f"results/pretrain/{kind}").mkdir(parents=True)
         (project / f"results/pretrain/{kind}/metrics.json").write_text(json.dumps({"val": {"loss": loss}}))
@@ -160,3 +161,5 @@ def test_the_spread_over_pretraining_seeds_gives_each_cells_range_and_every_verd
     assert spread["comparisons"]["full - lstm"]["avg"] == {"difference": [2.0, 4.0],
                                                            "verdicts": ["not supported", "supported"]}
     assert spread["comparisons"]["full - lstm"]["sts_b"]["verdicts"] == ["not supported"]
+    assert tables["1"]["comparisons"]["lstm - majority class"]["sts_b"]["high"] is None  # JSON's null, not NaN
+    json.dumps(tables, allow_nan=False)

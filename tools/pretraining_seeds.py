@@ -6,8 +6,9 @@ method that starts from it fine-tuned again, and Table 5 computed from each.
 Table 5's intervals count the test examples and the fine-tuning seeds; each model is pretrained once, so they do
 not count how the pretrained weights themselves vary. Run it on a project where `dvc repro ablation` has finished
 (`--project`): for each of `--seeds` it copies the project's data/ and results/ into a scratch folder, pretrains the
-Transformer and the LSTM there with that seed in place of params.yaml's `seed` (the pretrain stage's library call:
-weight init, window order and dropout are the seed's; the data, the BPE and every other setting stay the project's),
+Transformer and the LSTM there with that seed in place of params.yaml's `seed` (`gpt1 pretrain` with a profile that
+sets it: weight init, window order and dropout are the seed's; the data, the BPE and every other setting stay the
+project's),
 records each method's starting weights (`gpt1 starting-model`), fine-tunes every method that starts from a pretrained
 model on every task with every fine-tuning seed (`gpt1 finetune`, into a results/finetune emptied of those
 methods' runs; `no_pretrain` does not depend on pretraining and is kept), and runs `gpt1 evaluate` and
@@ -35,15 +36,19 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import FOLDER, clock, machine, write_record  # noqa: E402
 
-# Pretrain one model with another seed: the pretrain stage's own call, with the project seed replaced.
-PRETRAIN = ("import sys; from gpt1.params.schema import load_params; from gpt1.stages import pretrain; "
-            "pretrain.run(load_params().model_copy(update={'seed': int(sys.argv[1])}), sys.argv[2])")
+# A profile that replaces the project seed, given to the pretrain command alone (through its launcher, as the stage).
+SEED_PROFILE = "pretraining-seed.yaml"
 
 
 def gpt1(project: Path, *arguments: str) -> None:
     done = subprocess.run(["gpt1", *arguments], cwd=project, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"gpt1 {' '.join(arguments)} failed in {project}:\n{done.stderr[-3000:]}")
+
+
+def rounded(value: float) -> float | None:
+    """Two decimals; None for a bound a one-sided check does not have (NaN in the CSV)."""
+    return None if pd.isna(value) else round(float(value), 2)
 
 
 def table(project: Path) -> dict:
@@ -55,8 +60,8 @@ def table(project: Path) -> dict:
     return {"val_loss": {kind: round(loss, 4) for kind, loss in losses.items()},
             "rows": {method: {column: round(float(value), 2) for column, value in row.items()}
                      for method, row in rows.iterrows()},
-            "comparisons": {comparison: {row.column: {"difference": round(row.difference, 2), "low": round(row.low, 2),
-                                                      "high": round(row.high, 2), "verdict": row.verdict}
+            "comparisons": {comparison: {row.column: {"difference": rounded(row.difference), "low": rounded(row.low),
+                                                      "high": rounded(row.high), "verdict": row.verdict}
                                          for row in group.itertuples()}
                             for comparison, group in intervals.groupby("comparison", sort=False)}}
 
@@ -69,14 +74,12 @@ def pretrained_again(project: Path, seed: int, scratch: Path) -> dict:
     shutil.copytree(project, copy, symlinks=True, ignore=shutil.ignore_patterns(".dvc", ".git", ".venv"))
     params = load_params(copy / "params.yaml")
     pretrained = [name for name in params.finetune.methods if params.methods[name].starts_from is not None]
+    (copy / SEED_PROFILE).write_text(f"seed: {seed}\n")
     began = time.monotonic()
     for kind in ("transformer", "lstm"):
         for folder in (copy / "data/pretrain" / kind, copy / "results/pretrain" / kind):
             shutil.rmtree(folder)  # the copy's, written by the project's run: no resume from the project's seed
-        done = subprocess.run([sys.executable, "-c", PRETRAIN, str(seed), kind], cwd=copy, capture_output=True,
-                              text=True)
-        if done.returncode != 0:
-            sys.exit(f"pretraining {kind} with seed {seed} failed:\n{done.stderr[-3000:]}")
+        gpt1(copy, "--profile", SEED_PROFILE, "pretrain", "--kind", kind)
     pretrain_s = time.monotonic() - began
     for method in pretrained:
         gpt1(copy, "starting-model", "--method", method)
@@ -123,23 +126,24 @@ def main(argv: list[str] | None = None) -> int:
     from gpt1.params.schema import load_params
 
     project_seed = load_params(project / "params.yaml").seed
+    if project_seed in args.seeds or len(set(args.seeds)) != len(args.seeds):
+        parser.error(f"--seeds: each once, and not the project's own ({project_seed}), which its run already holds")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=project, capture_output=True, text=True)
     began = time.monotonic()
     tables = {str(project_seed): table(project)}
     with tempfile.TemporaryDirectory(prefix="pretraining-seeds-") as scratch:
         for seed in args.seeds:
             tables[str(seed)] = pretrained_again(project, seed, Path(scratch))
             print(f"pretraining seed {seed}: {json.dumps(tables[str(seed)]['rows'])}", file=sys.stderr)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=project, capture_output=True, text=True,
-                            check=True).stdout.strip()
-    wall = time.monotonic() - began
-    record = {"pretraining_seeds": tables, "spread": spread(tables),
-              "verdicts_that_move": sorted(f"{comparison}: {column}"
-                                           for comparison, columns in spread(tables)["comparisons"].items()
-                                           for column, cell in columns.items() if len(cell["verdicts"]) > 1),
-              "note": args.note, "wall_s": round(wall, 1), "wall": clock(wall), "exit_status": 0, "precision": "fp32",
-              "commit": commit, "date": time.strftime("%Y-%m-%d"), "machine": machine()}
-    target = FOLDER / f"{args.name}.json"
-    write_record(target, record)
+            wall = time.monotonic() - began  # written after each seed: a later failure keeps the seeds done
+            record = {"pretraining_seeds": tables, "spread": spread(tables),
+                      "verdicts_that_move": sorted(f"{comparison}: {column}"
+                                                   for comparison, columns in spread(tables)["comparisons"].items()
+                                                   for column, cell in columns.items() if len(cell["verdicts"]) > 1),
+                      "note": args.note, "wall_s": round(wall, 1), "wall": clock(wall), "exit_status": 0,
+                      "precision": "fp32", "commit": commit.stdout.strip() or None,
+                      "date": time.strftime("%Y-%m-%d"), "machine": machine()}
+            write_record(FOLDER / f"{args.name}.json", record)
     print(json.dumps(record["verdicts_that_move"], indent=2))
     return 0
 

@@ -103,9 +103,12 @@ def full_size_run(path: Path = FULL_SIZE) -> FullSizeRun | None:
     if not path.is_file():
         return None
     record = json.loads(path.read_text(encoding="utf-8"))
-    run = max(record["runs"], key=lambda run: run["size_mb"])
-    return FullSizeRun(run["size_mb"] / 1e3, run["cores"], record["machine"]["cpu"], run["data_half_s"] / 60,
-                       max(stage["peak_total_rss_gb"] for stage in run["stages"].values()))
+    try:
+        run = max(record["runs"], key=lambda run: run["size_mb"])
+        return FullSizeRun(run["size_mb"] / 1e3, run["cores"], record["machine"]["cpu"], run["data_half_s"] / 60,
+                           max(stage["peak_total_rss_gb"] for stage in run["stages"].values()))
+    except (KeyError, ValueError):  # a file from before its runs recorded the data half: the plan goes on without it
+        return None
 
 
 def data_stage_rows(corpus_bytes: int, cores: int, rates: dict[str, StageRate]) -> list[dict]:
