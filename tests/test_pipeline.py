@@ -5,9 +5,9 @@ It runs in a fresh copy of the repository (a temporary git repo, as a user's clo
 pinned archives (those in data/cache, or GPT1_CACHE, linked into the run's own archive cache; the rest fetched
 there for the session), but for BIG-bench's: its 358 MB sdist is replaced by the fixture's rows in its layout
 (tests/fixtures_packaged.py), pinned through `data.mirrors` with their own sha256 and found in the run's archive
-cache, as a user whose registry lacks the file would give a copy of it. A `dvc repro` after the experiment must have nothing to do. tests/test_paper_pipeline.py runs the
-paper profile through Snakemake, and tests/test_dag.py checks that both tools build the same jobs from dvc.yaml
-for every shipped profile.
+cache, as a user whose registry lacks the file would give a copy of it. A `dvc repro` after the experiment must
+have nothing to do. tests/test_paper_pipeline.py runs the paper profile through Snakemake, and tests/test_dag.py
+checks that both tools build the same jobs from dvc.yaml for every shipped profile.
 """
 
 import atexit

@@ -52,7 +52,8 @@ def build_reference(config: TransformerConfig) -> torch.nn.Module:
         from transformers import OpenAIGPTConfig, OpenAIGPTLMHeadModel
     except ImportError:
         raise UserError("the reference model needs transformers, which only the test extra installs: "
-                        "pip install 'gpt1[test]' (as `make install` does), or run without it: --no-reference") from None
+                        "pip install 'gpt1[test]' (as `make install` does), or run without it: "
+                        "--no-reference") from None
 
     from gpt1.model.weights import hf_config_dict
 

@@ -1,8 +1,8 @@
 """A set of paragraph fingerprints that stays small as the corpus grows: the paragraph dedupe's memory.
 
 A Python set of 16-byte digests holds a bytes object and a slot for each paragraph, several times the digest
-itself, and a BooksCorpus-sized text has millions of paragraphs. Here the digests live in one sorted numpy array of 16-byte strings (16 bytes a
-paragraph), with the newest in a small Python set that is merged into the array whenever it fills. Membership is
+itself, and a BooksCorpus-sized text has millions of paragraphs. Here the digests live in one sorted numpy array
+of 16-byte strings (16 bytes a paragraph), with the newest in a small Python set that is merged into the array whenever it fills. Membership is
 exact, as the set's: the same paragraphs are kept and dropped.
 """
 

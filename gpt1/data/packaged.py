@@ -179,7 +179,8 @@ def load_lee_similarity(raw: Path) -> dict[str, list]:
     shared across splits, so this measures learning the similarity of unseen *pairs* of known documents
     (transductive), not of unseen documents. Why: with 50 documents a document split leaves 30 to train on
     and 45 test pairs (a correlation's standard error ~0.15); on the default, no method then beat a constant
-    prediction (docs/history/results-notes.md), so the task could not tell the models apart. The `tfidf_cosine` baseline shows what word overlap alone reaches.
+    prediction (docs/history/results-notes.md), so the task could not tell the models apart. The `tfidf_cosine`
+    baseline shows what word overlap alone reaches.
     """
     folder = raw / "gensim_test_data" / GENSIM_DATA
     documents = [line.strip() for line in (folder / "lee.cor").read_text(encoding="latin-1").splitlines()]
