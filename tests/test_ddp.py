@@ -4,8 +4,10 @@ with the same weights (a reproducer got 53 % instead of 86 % from a multi-GPU ba
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import warnings
 
 import pytest
 import torch
@@ -19,6 +21,9 @@ from test_pretrain import ROOT, run_in_subprocess, runner_command, state_dict, s
 # the 2 processes accumulates 2 micro-batches of 2, then gradients are all-reduced. The micro-batches are
 # the same, so only the order of summing gradients differs: float rounding, nothing more.
 STEPS = 8
+# glibc's abort on a corrupted heap ("malloc(): unaligned tcache chunk detected" and its kin), seen in a compiled
+# two-process run (see its test).
+HEAP_ABORT = re.compile(r"^(malloc|free|realloc)\(\): |double free or corruption", re.MULTILINE)
 
 
 def raw_params(micro_batch_size: int) -> dict:
@@ -113,6 +118,13 @@ def test_a_compiled_model_under_ddp_trains_to_the_eager_weights(tmp_path):
     raw["pretrain"].update(processes_per_node=2, compile=True)
     compiled = cli_project(tmp_path, "compiled", raw)
     done = run_cli(compiled, "pretrain", "--kind", "transformer")
+    if done.returncode != 0 and HEAP_ABORT.search(done.stderr):
+        # Rarely, both processes abort inside torch's first compilation on a cold Inductor cache with glibc's heap
+        # message; no run under glibc's malloc checks reproduced it, and the training code is torch's there. One
+        # fresh try in a new project; a second abort, or any other failure, fails the test.
+        warnings.warn(f"compiled DDP run aborted ({HEAP_ABORT.search(done.stderr).group(0)}); one fresh try")
+        compiled = cli_project(tmp_path, "compiled-again", raw)
+        done = run_cli(compiled, "pretrain", "--kind", "transformer")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "training through torch.compile (of the DDP-wrapped model)" in (compiled / "logs/pretrain/transformer.log").read_text()
     reference = state_dict(eager / "data/pretrain/transformer/model.safetensors")
