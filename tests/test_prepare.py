@@ -219,3 +219,62 @@ def test_cleaning_on_two_workers_writes_the_bytes_one_process_writes(params, tmp
                           if path.is_file()}
     assert written[1] == written[2] and len(written[1]) > 10
     assert len(pools) == 1  # one core starts none; two start one set, shared by the tasks and the corpus
+
+
+def _clean_documents_one_by_one(documents, banned, min_dedup_chars):
+    """The definition clean_documents keeps: paragraph by paragraph, a Python set of what was seen, every sentence
+    keyed."""
+    import hashlib
+    from gpt1.data.cleanup import clean
+    from gpt1.data.prepare import _paragraphs
+
+    seen, found = set(), []
+    for document in documents:
+        kept = []
+        for paragraph in map(clean, _paragraphs(document)):
+            if len(paragraph) >= min_dedup_chars:
+                fingerprint = hashlib.blake2b(paragraph.lower().encode(), digest_size=16).digest()
+                if fingerprint in seen:
+                    continue
+                seen.add(fingerprint)
+            parts = [part for part in sentences(paragraph) if sentence_key(part) not in banned]
+            paragraph = " ".join(parts)
+            if paragraph:
+                kept.append(paragraph)
+        if kept:
+            found.append(" \n ".join(kept))
+    return found
+
+
+def test_batched_dedupe_and_decontamination_keep_what_one_paragraph_at_a_time_keeps(monkeypatch):
+    """The dedupe looks a chunk's paragraphs up together and only a paragraph holding a banned sentence is split
+    again: the documents are those of the paragraph-by-paragraph definition, across chunks and the set's merges,
+    for repeats within a chunk, repeats differing in case, short paragraphs (never deduplicated), and paragraphs that
+    decontamination empties or shortens."""
+    from collections import Counter
+    from gpt1.data.fingerprints import FingerprintSet
+    from gpt1.data.prepare import clean_documents
+    from gpt1.files import parallel
+
+    sentence = "The {} report on the harbour was read aloud at noon."
+    banned_text = "This exact evaluation sentence must never reach the corpus."
+    paragraphs = [sentence.format(word) for word in ("first", "second", "third", "fourth", "fifth")]
+    documents = []
+    for index in range(40):
+        chosen = [paragraphs[(index + k) % 5] for k in range(index % 4)]
+        chosen.append(f"Short {index % 3}.")  # under min_dedup_chars: kept however often it repeats
+        if index % 5 == 0:
+            chosen.append(banned_text)
+        if index % 7 == 0:
+            chosen.append(f"{paragraphs[index % 5].upper()} {banned_text} Unique tail number {index} stays here.")
+        chosen += chosen[:1]  # a repeat within the document
+        documents.append("\n\n".join(chosen))
+    banned = {sentence_key(banned_text)}
+    min_dedup_chars = 20
+    real_chunks = parallel.chunks
+    monkeypatch.setattr(parallel, "chunks", lambda texts, **options: real_chunks(texts, documents=3, **options))
+    counts = Counter()
+    with parallel.Workers(1) as workers:
+        found = list(clean_documents(documents, banned, min_dedup_chars, FingerprintSet(buffer=4), counts, workers))
+    assert found == _clean_documents_one_by_one(documents, banned, min_dedup_chars)
+    assert counts["duplicate_paragraphs"] > 10 and counts["decontaminated_sentences"] >= 5

@@ -27,7 +27,7 @@ from gpt1.data.tasks import TaskDefinition, drop_duplicates, majority_rate, make
 from gpt1.data.user_tasks import user_corpus_part, user_task
 from gpt1.layout import split_file, split_jsonl, task_spec, task_stats
 from gpt1.data.cleanup import clean, repair, sentence_key, sentences
-from gpt1.data.fingerprints import FingerprintSet
+from gpt1.data.fingerprints import FINGERPRINT_BYTES, FingerprintSet
 from gpt1.files.parallel import Workers, shared
 
 log = logging.getLogger(__name__)
@@ -107,39 +107,51 @@ def _paragraphs(document: str) -> list[str]:
     return [" ".join(block.split()) for block in blocks if block.strip()]
 
 
-# A paragraph after GPT-1's clean-up, with its sentences and their keys (text.sentence_key).
-CleanParagraph = tuple[str, list[tuple[str, str | None]]]
+# A paragraph after GPT-1's clean-up, its fingerprint (for the dedupe) and the keys of its sentences
+# (cleanup.sentence_key, for the decontamination).
+CleanParagraph = tuple[str, bytes, tuple[str, ...]]
+
+
+def _fingerprint(paragraph: str) -> bytes:
+    return hashlib.blake2b(paragraph.lower().encode(), digest_size=FINGERPRINT_BYTES).digest()
 
 
 def _clean_paragraphs(documents: list[str]) -> list[list[CleanParagraph]]:
-    """Each document's paragraphs cleaned and split into keyed sentences: the costly part of cleaning (ftfy), in
-    worker processes; what depends on earlier documents (deduplication) stays in `clean_documents`."""
+    """Each document's paragraphs cleaned, fingerprinted and keyed: the costly part of cleaning (ftfy), in worker
+    processes; what depends on earlier documents (deduplication) stays in `clean_documents`."""
     cleaned = []
     for document in documents:
         paragraphs = [clean(paragraph) for paragraph in _paragraphs(document)]
-        cleaned.append([(paragraph, [(part, sentence_key(part)) for part in sentences(paragraph)])
+        cleaned.append([(paragraph, _fingerprint(paragraph), tuple(filter(None, map(sentence_key, sentences(paragraph)))))
                         for paragraph in paragraphs])
     return cleaned
+
+
+def _decontaminated(paragraph: str, banned: set[str]) -> tuple[str, int]:
+    """The paragraph without its banned sentences, and how many there were."""
+    parts = sentences(paragraph)
+    kept = [part for part in parts if sentence_key(part) not in banned]
+    return (paragraph, 0) if len(kept) == len(parts) else (" ".join(kept), len(parts) - len(kept))
 
 
 def clean_documents(documents: Iterable[str], banned: set[str], min_dedup_chars: int,
                     seen: FingerprintSet, counts: Counter, workers: Workers) -> Iterator[str]:
     """Per paragraph: GPT-1 clean-up, drop exact repeats, drop evaluation sentences; yield documents. The clean-up
-    runs on `workers`, the rest here, in the documents' order."""
+    runs on `workers`, the rest here, in the documents' order: a chunk's paragraphs are looked up in `seen` together,
+    and only a paragraph holding a banned sentence is split into its sentences again."""
     for chunk in workers.map(_clean_paragraphs, documents):
+        long = [fingerprint for paragraphs in chunk for paragraph, fingerprint, _ in paragraphs
+                if len(paragraph) >= min_dedup_chars]
+        first = iter(seen.first_seen(long).tolist())
         for paragraphs in chunk:
             kept = []
-            for paragraph, parts in paragraphs:
-                if len(paragraph) >= min_dedup_chars:
-                    fingerprint = hashlib.blake2b(paragraph.lower().encode(), digest_size=16).digest()
-                    if fingerprint in seen:
-                        counts["duplicate_paragraphs"] += 1
-                        continue
-                    seen.add(fingerprint)
-                clean_parts = [part for part, key in parts if key not in banned]
-                if len(clean_parts) != len(parts):
-                    counts["decontaminated_sentences"] += len(parts) - len(clean_parts)
-                    paragraph = " ".join(clean_parts)
+            for paragraph, _, keys in paragraphs:
+                if len(paragraph) >= min_dedup_chars and not next(first):
+                    counts["duplicate_paragraphs"] += 1
+                    continue
+                if not banned.isdisjoint(keys):
+                    paragraph, dropped = _decontaminated(paragraph, banned)
+                    counts["decontaminated_sentences"] += dropped
                 if paragraph:
                     kept.append(paragraph)
             if kept:
