@@ -163,3 +163,24 @@ def test_the_spread_over_pretraining_seeds_gives_each_cells_range_and_every_verd
     assert spread["comparisons"]["full - lstm"]["sts_b"]["verdicts"] == ["not supported"]
     assert tables["1"]["comparisons"]["lstm - majority class"]["sts_b"]["high"] is None  # JSON's null, not NaN
     json.dumps(tables, allow_nan=False)
+
+
+bpe_phases = load_tool("measure_bpe_phases")
+
+
+def test_the_bpe_phases_are_timed_on_the_corpus_and_compared_with_one_core(tmp_path):
+    corpus = tmp_path / "train.jsonl"
+    texts = ["the cat sat on the mat .", "a dog , a cat and a bird sat there .", "the end \n of the story ."]
+    corpus.write_text("".join(json.dumps({"text": text}) + "\n" for text in texts * 20))
+    found = bpe_phases.time_phases(corpus, merges=10)
+    assert found["words"] == 20 * sum(len(text.split(" ")) for text in texts)
+    assert set(found["phases"]) == set(bpe_phases.PHASES)
+    assert all(phase["wall_s"] >= 0 and phase["cpu_s"] >= 0 for phase in found["phases"].values())
+
+    def run(cores, count, train):
+        return {"cores": cores, "wall_s": count + train,
+                "phases": {"count_words": {"wall_s": count}, "train_merges": {"wall_s": train}}}
+
+    assert bpe_phases.speedups([run(1, 60.0, 40.0), run(2, 30.0, 32.0)]) == {
+        "2": {"count_words": 2.0, "train_merges": 1.25, "bpe": 1.61}}
+    assert bpe_phases.speedups([run(2, 30.0, 32.0)]) == {}  # nothing to compare with

@@ -116,14 +116,17 @@ def _fingerprint(paragraph: str) -> bytes:
     return hashlib.blake2b(paragraph.lower().encode(), digest_size=FINGERPRINT_BYTES).digest()
 
 
+def _sentence_keys(paragraph: str) -> tuple[str, ...]:
+    return tuple(key for key in map(sentence_key, sentences(paragraph)) if key)
+
+
 def _clean_paragraphs(documents: list[str]) -> list[list[CleanParagraph]]:
     """Each document's paragraphs cleaned, fingerprinted and keyed: the costly part of cleaning (ftfy), in worker
     processes; what depends on earlier documents (deduplication) stays in `clean_documents`."""
     cleaned = []
     for document in documents:
         paragraphs = [clean(paragraph) for paragraph in _paragraphs(document)]
-        cleaned.append([(paragraph, _fingerprint(paragraph), tuple(filter(None, map(sentence_key, sentences(paragraph)))))
-                        for paragraph in paragraphs])
+        cleaned.append([(paragraph, _fingerprint(paragraph), _sentence_keys(paragraph)) for paragraph in paragraphs])
     return cleaned
 
 
