@@ -53,3 +53,5 @@ def test_merged_fingerprints_take_sixteen_bytes_each():
 def test_a_fingerprint_of_another_length_is_refused():
     with pytest.raises(ValueError, match="16 bytes"):
         FingerprintSet().first_seen([b"short"])
+    with pytest.raises(ValueError, match="16 bytes"):
+        FingerprintSet().first_seen([b"x" * 15, b"x" * 17])  # 32 bytes in all, still refused

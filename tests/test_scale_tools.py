@@ -182,5 +182,6 @@ def test_the_bpe_phases_are_timed_on_the_corpus_and_compared_with_one_core(tmp_p
                 "phases": {"count_words": {"wall_s": count}, "train_merges": {"wall_s": train}}}
 
     assert bpe_phases.speedups([run(1, 60.0, 40.0), run(2, 30.0, 32.0)]) == {
-        "2": {"count_words": 2.0, "train_merges": 1.25, "bpe": 1.61}}
+        "2": {"count_words": 2.0, "train_merges": 1.25, "both_phases": 1.61}}
+    assert bpe_phases.speedups([run(1, 0.0, 0.01), run(2, 0.0, 0.01)])["2"]["count_words"] is None  # too short
     assert bpe_phases.speedups([run(2, 30.0, 32.0)]) == {}  # nothing to compare with

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -28,7 +29,11 @@ PHASES = ("count_words", "train_merges")
 
 def time_phases(corpus: Path, merges: int) -> dict:
     """Both phases in this process, each timed on its own clock: seconds, and CPU seconds of this process and of
-    the worker processes (the counting's)."""
+    the worker processes (the counting's). The workers' CPU is read once they are reaped, as children of this
+    process: so where they start by fork; under another start method (forkserver: Linux from Python 3.14) their
+    parent is the server, and no CPU seconds are given."""
+    import multiprocessing
+
     from gpt1.tokenizer.bpe import count_words, read_corpus, train_merges
 
     def cpu() -> tuple[float, float]:
@@ -42,28 +47,33 @@ def time_phases(corpus: Path, merges: int) -> dict:
     start, (own, children) = time.perf_counter(), cpu()
     train_merges(counts, merges)
     found["train_merges"] = {"wall_s": time.perf_counter() - start, "cpu_s": sum(cpu()) - own - children}
+    counted = multiprocessing.get_start_method() == "fork"
     for phase in found.values():
-        phase.update({key: round(value, 1) for key, value in phase.items()})
+        phase.update(wall_s=round(phase["wall_s"], 2), cpu_s=round(phase["cpu_s"], 2) if counted else None)
     return {"phases": found, "words": sum(counts.values()), "distinct_words": len(counts)}
 
 
 def run_on_cores(cores: int, corpus: Path, merges: int) -> dict:
-    command = ["taskset", "-c", f"0-{cores - 1}", sys.executable, __file__, "--child", str(corpus), str(merges)]
+    allowed = sorted(os.sched_getaffinity(0))[:cores]
+    command = ["taskset", "-c", ",".join(map(str, allowed)), sys.executable, __file__, "--child", str(corpus),
+               str(merges)]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
 
 def speedups(runs: list[dict]) -> dict:
-    """Each phase's and the whole's time on 1 core over its time on each larger core count."""
+    """Each phase's time, and both phases' together, on 1 core over its time on each larger core count (None for a
+    time too short to divide by)."""
     one = next((run for run in runs if run["cores"] == 1), None)
     if one is None:
         return {}
+    ratio = lambda single, several: round(single / several, 2) if several > 0 else None  # noqa: E731
     found = {}
     for run in runs:
         if run["cores"] > 1:
-            found[str(run["cores"])] = {phase: round(one["phases"][phase]["wall_s"] / run["phases"][phase]["wall_s"], 2)
+            found[str(run["cores"])] = {phase: ratio(one["phases"][phase]["wall_s"], run["phases"][phase]["wall_s"])
                                         for phase in PHASES}
-            found[str(run["cores"])]["bpe"] = round(one["wall_s"] / run["wall_s"], 2)
+            found[str(run["cores"])]["both_phases"] = ratio(one["wall_s"], run["wall_s"])
     return found
 
 
@@ -80,12 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if not arguments.corpus.is_file():
         parser.error(f"{arguments.corpus} is not a file: give prepare's data/corpus/train.jsonl")
-    if max(arguments.cores) > measure.machine()["cores"]:
-        parser.error(f"--cores {max(arguments.cores)} is more than this machine's {measure.machine()['cores']}")
+    usable = len(os.sched_getaffinity(0))
+    if max(arguments.cores) > usable:
+        parser.error(f"--cores {max(arguments.cores)} is more than the {usable} cores this process may use")
     runs, started = [], time.perf_counter()
     for cores in arguments.cores:
         found = run_on_cores(cores, arguments.corpus, arguments.merges)
-        found.update(cores=cores, wall_s=round(sum(p["wall_s"] for p in found["phases"].values()), 1))
+        found.update(cores=cores, wall_s=round(sum(p["wall_s"] for p in found["phases"].values()), 2))
         runs.append(found)
         timed = ", ".join(f"{name} {phase['wall_s']} s" for name, phase in found["phases"].items())
         print(f"{cores} core(s): {timed}", flush=True)
@@ -93,8 +104,9 @@ def main(argv: list[str] | None = None) -> int:
               "wall_s": round(time.perf_counter() - started, 1), "exit_status": 0,
               "corpus_mb": round(arguments.corpus.stat().st_size / 1e6, 1), "precision": "none (no model)",
               "commit": measure.commit(), "date": datetime.date.today().isoformat(), "machine": measure.machine(),
-              "note": "phases of the bpe stage one after the other in one process per core count; count_words "
-                      "includes reading the corpus"}
+              "note": "the bpe stage's two phases one after the other, one process per core count (the stage's "
+                      "start and its writing of the vocabulary are not in them); count_words includes reading the "
+                      "corpus"}
     measure.write_record(measure.FOLDER / f"{arguments.name}.json", record)
     return 0
 

@@ -32,10 +32,9 @@ class FingerprintSet:
         self._buffer = buffer
 
     def first_seen(self, fingerprints: Sequence[bytes]) -> np.ndarray:
-        joined = b"".join(fingerprints)
-        if len(joined) != FINGERPRINT_BYTES * len(fingerprints):
+        if not set(map(len, fingerprints)) <= {FINGERPRINT_BYTES}:
             raise ValueError(f"fingerprints must be {FINGERPRINT_BYTES} bytes each")
-        batch = np.frombuffer(joined, dtype=_DTYPE)
+        batch = np.frombuffer(b"".join(fingerprints), dtype=_DTYPE)
         new = np.zeros(len(batch), dtype=bool)
         new[np.unique(batch, return_index=True)[1]] = True  # the first of each value within the batch
         for known in (self._sorted, *self._recent):
@@ -50,7 +49,8 @@ class FingerprintSet:
 
     def _tidy(self) -> None:
         if sum(len(run) for run in self._recent) >= self._buffer:
-            self._sorted = np.sort(np.concatenate([self._sorted, *self._recent]))
+            self._sorted = np.concatenate([self._sorted, *self._recent])
+            self._sorted.sort()  # in place: two copies of the fingerprints at most, not three
             self._recent = []
         elif len(self._recent) > RUNS:
             self._recent = [np.sort(np.concatenate(self._recent))]
