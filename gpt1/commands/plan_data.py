@@ -71,11 +71,16 @@ class StageRate:
         return one.at(megabytes) + (cores - 1) * added
 
 
+def read_measurement(path: Path) -> dict | None:
+    """A measurement file's record, or None where the file is not at hand (a plan goes on without it)."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
 def read_rates(path: Path = MEASUREMENT) -> dict[str, StageRate] | None:
     """The fitted rates of every data stage, or None where the measurement file is not at hand."""
-    if not path.is_file():
+    if (record := read_measurement(path)) is None:
         return None
-    fits = json.loads(path.read_text(encoding="utf-8"))["fits"]
+    fits = record["fits"]
     rates = {}
     for stage in STAGES:
         by_cores = {cores: fits[cores][stage] for cores in ("1", "2") if cores in fits}
@@ -100,9 +105,8 @@ class FullSizeRun:
 
 
 def full_size_run(path: Path = FULL_SIZE) -> FullSizeRun | None:
-    if not path.is_file():
+    if (record := read_measurement(path)) is None:
         return None
-    record = json.loads(path.read_text(encoding="utf-8"))
     try:
         run = max(record["runs"], key=lambda run: run["size_mb"])
         return FullSizeRun(run["size_mb"] / 1e3, run["cores"], record["machine"]["cpu"], run["data_half_s"] / 60,

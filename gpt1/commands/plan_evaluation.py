@@ -17,9 +17,10 @@ sizes and the analyses over predictions of the paper profile's test sets, method
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from gpt1.commands.plan_data import read_measurement
 
 MEASUREMENT = Path(__file__).resolve().parents[2] / "docs" / "measurements" / "evaluation-scale.json"
 ANALYSES = ("table_5_intervals_s", "majority_checks_s", "tables_2_4_s", "compare_s")
@@ -36,9 +37,8 @@ class EvaluationRates:
 
 def read_rates(path: Path = MEASUREMENT) -> EvaluationRates | None:
     """The measured rates, or None where the measurement file is not at hand."""
-    if not path.is_file():
+    if (measured := read_measurement(path)) is None:
         return None
-    measured = json.loads(path.read_text(encoding="utf-8"))
     encode, analysis = measured["encode"], measured["analysis"]
     tasks = [encode[name] for name in encode if isinstance(encode[name], dict)]
     per_example = max(task["seconds"] / task["rows"]["train"] for task in tasks)
