@@ -175,7 +175,8 @@ def test_the_bpe_phases_are_timed_on_the_corpus_and_compared_with_one_core(tmp_p
     found = bpe_phases.time_phases(corpus, merges=10)
     assert found["words"] == 20 * sum(len(text.split(" ")) for text in texts)
     assert set(found["phases"]) == set(bpe_phases.PHASES)
-    assert all(phase["wall_s"] >= 0 and phase["cpu_s"] >= 0 for phase in found["phases"].values())
+    for phase in found["phases"].values():  # no CPU seconds where workers do not start by fork
+        assert phase["wall_s"] >= 0 and (phase["cpu_s"] is None or phase["cpu_s"] >= 0)
 
     def run(cores, count, train):
         return {"cores": cores, "wall_s": count + train,
