@@ -10,6 +10,7 @@ import fixtures_paper
 from test_cleanup import ODD_TEXTS, random_texts
 from gpt1.data.cleanup import clean
 from gpt1.tokenizer.bpe import Gpt1Bpe, WordSplitter, count_words, train_merges
+from gpt1.tokenizer.bpe import _words as bpe_words
 from gpt1.tokenizer.encode import PieceEncoder
 
 # Where spaCy's special cases match across a space, and pieces with them must not be split apart.
@@ -46,6 +47,16 @@ def test_a_texts_words_are_its_pieces_words_joined(texts, splitter):
     joined = [[word for piece in text_pieces for word in words_of[piece]] for text_pieces in pieces]
     differing = [text for text, a, b in zip(texts, whole, joined) if a != b]
     assert not differing and len(texts) > 3000 and len(paper_fixture_texts()) > 100
+
+
+def test_words_are_stock_spacys_without_the_lexical_attributes_it_computes(texts, splitter):
+    """The splitter's spaCy computes no lexical attributes (gpt1/tokenizer/bpe.py): its words are those of spaCy's
+    English tokenizer as it comes, attributes and all."""
+    from spacy.lang.en import English
+
+    stock = English().tokenizer
+    assert stock.vocab.lex_attr_getters and not splitter._current().vocab.lex_attr_getters
+    assert [bpe_words(stock(text)) for text in texts] == list(splitter.split_many(texts, already_clean=True))
 
 
 def test_counting_each_distinct_piece_once_gives_every_words_count(texts, splitter):

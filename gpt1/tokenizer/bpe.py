@@ -48,7 +48,12 @@ def _spacy_tokenizer():
     finally:
         if hidden and "torch" in sys.modules and sys.modules["torch"] is None:
             del sys.modules["torch"]
-    return English().tokenizer
+    tokenizer = English().tokenizer
+    # spaCy computes a string's lexical attributes (its shape, whether it looks like a number, a URL, a stop word)
+    # for every string its vocabulary meets for the first time: over half of what splitting a new piece costs. Only
+    # the tokens' text is read here, and the splitting rules do not read those attributes.
+    tokenizer.vocab.lex_attr_getters = {}
+    return tokenizer
 
 
 class WordSplitter:
